@@ -1,0 +1,118 @@
+// Synthetic knowledge base for search QA: countries, cities, and "clusters" of one person and the
+// company they founded. Names come from seeded syllables, so the same seed gives the same world.
+// A cluster is the underlying item the splits are disjoint by (its person and company are only ever
+// asked about in one split); cities and countries are shared scenery, like common nouns.
+import { Rng } from '../common/rng';
+
+export interface Country { id: string; name: string; capitalCityId: string }
+export interface City { id: string; name: string; countryId: string }
+export interface Person { id: string; name: string; job: string; bornCityId: string }
+export interface Company { id: string; name: string; kind: string; cityId: string; year: number; founderId: string }
+export interface Cluster { id: string; person: Person; company: Company }
+
+export interface KnowledgeBase {
+  countries: Country[];
+  cities: City[];
+  clusters: Cluster[];
+}
+
+export interface KnowledgeBaseOptions {
+  seed: string;
+  countries: number;
+  cities: number;
+  clusters: number;
+}
+
+export const DEFAULT_KB_OPTIONS: KnowledgeBaseOptions = { seed: 'whale-search-qa-kb-v1', countries: 24, cities: 160, clusters: 3000 };
+
+const ONSETS = ['b', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'dr', 'kl', 'tr', 'sh'];
+const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
+const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'm'];
+const JOBS = ['baker', 'painter', 'pilot', 'doctor', 'farmer', 'singer', 'poet', 'sailor', 'judge', 'tailor', 'potter', 'chef'];
+const COMPANY_KINDS: ReadonlyArray<[kind: string, suffix: string]> = [
+  ['bakery', 'Bakes'], ['bank', 'Bank'], ['studio', 'Studio'], ['mill', 'Mills'], ['press', 'Press'],
+  ['shipyard', 'Yards'], ['brewery', 'Brews'], ['workshop', 'Works'], ['theatre', 'Stage'], ['farm', 'Farms'],
+];
+
+function syllable(rng: Rng): string {
+  return rng.pick(ONSETS) + rng.pick(VOWELS) + rng.pick(CODAS);
+}
+
+function word(rng: Rng, minSyl: number, maxSyl: number): string {
+  let w = '';
+  const n = rng.int(minSyl, maxSyl);
+  for (let i = 0; i < n; i++) w += syllable(rng);
+  return w.charAt(0).toUpperCase() + w.slice(1);
+}
+
+/** Draws names until one is unused; every entity name in the world is unique (case-insensitive). */
+function uniqueName(rng: Rng, used: Set<string>, make: () => string): string {
+  for (let tries = 0; tries < 10_000; tries++) {
+    const name = make();
+    const key = name.toLowerCase();
+    if (!used.has(key) && name.length <= 18) {
+      used.add(key);
+      return name;
+    }
+  }
+  throw new Error('knowledge base: ran out of unique names; lower the entity counts or widen the syllable tables');
+}
+
+export function generateKnowledgeBase(options: KnowledgeBaseOptions = DEFAULT_KB_OPTIONS): KnowledgeBase {
+  const rng = new Rng(options.seed);
+  const used = new Set<string>();
+  const countries: Country[] = [];
+  const cities: City[] = [];
+  for (let i = 0; i < options.countries; i++) {
+    countries.push({ id: `country${i}`, name: uniqueName(rng, used, () => word(rng, 1, 2)), capitalCityId: '' });
+  }
+  for (let i = 0; i < options.cities; i++) {
+    const country = i < options.countries ? countries[i] : rng.pick(countries);
+    const city: City = { id: `city${i}`, name: uniqueName(rng, used, () => word(rng, 2, 3)), countryId: country.id };
+    if (country.capitalCityId === '') country.capitalCityId = city.id;
+    cities.push(city);
+  }
+  // Person names share first and last names across clusters on purpose: BM25 then returns near misses.
+  const firstNames = Array.from({ length: 150 }, () => word(rng, 1, 2));
+  const lastNames = Array.from({ length: 300 }, () => word(rng, 1, 2));
+  const clusters: Cluster[] = [];
+  for (let i = 0; i < options.clusters; i++) {
+    const person: Person = {
+      id: `person${i}`,
+      name: uniqueName(rng, used, () => `${rng.pick(firstNames)} ${rng.pick(lastNames)}`),
+      job: rng.pick(JOBS),
+      bornCityId: rng.pick(cities).id,
+    };
+    const [kind, suffix] = rng.pick(COMPANY_KINDS);
+    const company: Company = {
+      id: `company${i}`,
+      name: uniqueName(rng, used, () => `${word(rng, 2, 2)} ${suffix}`),
+      kind,
+      cityId: rng.pick(cities).id,
+      year: rng.int(1801, 1999),
+      founderId: person.id,
+    };
+    clusters.push({ id: `cluster${i}`, person, company });
+  }
+  return { countries, cities, clusters };
+}
+
+/** Lookup tables over a knowledge base. */
+export class KnowledgeIndex {
+  readonly city = new Map<string, City>();
+  readonly country = new Map<string, Country>();
+  constructor(readonly kb: KnowledgeBase) {
+    for (const c of kb.cities) this.city.set(c.id, c);
+    for (const c of kb.countries) this.country.set(c.id, c);
+  }
+  cityOf(id: string): City {
+    const c = this.city.get(id);
+    if (!c) throw new Error(`knowledge base: unknown city id ${id}`);
+    return c;
+  }
+  countryOf(id: string): Country {
+    const c = this.country.get(id);
+    if (!c) throw new Error(`knowledge base: unknown country id ${id}`);
+    return c;
+  }
+}
