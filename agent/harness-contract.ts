@@ -1,0 +1,242 @@
+// The harness contract: everything a harness may change (prompts, turn limit, retry budgets, tool
+// parameters, five hooks) as TypeScript types for authors plus zod schemas the system checks every value
+// with. Hooks are synchronous pure functions of plain JSON data; the host awaits the model, never a hook.
+// Docs for authors: docs/writing-a-harness.md.
+
+import { z } from 'zod';
+import type { JsonObject, JsonValue, ToolSpec } from './environment';
+
+export type { JsonObject, JsonValue } from './environment';
+
+/** Limits of the contract (also quoted in docs/writing-a-harness.md). */
+export const HARNESS_LIMITS = {
+  maxTurns: 32,
+  maxRetryBudget: 10,
+  maxPromptChars: 16_384,
+  maxMessageChars: 65_536,
+  maxMessages: 64,
+  maxStateJsonChars: 65_536,
+} as const;
+
+export const HOOK_NAMES = ['setup', 'formatObservation', 'parseAction', 'feedback', 'shouldStop'] as const;
+export type HookName = (typeof HOOK_NAMES)[number];
+
+/** A chat message as hooks read and write it (same shape as model/tokenizer.ts `ChatMessage`). */
+export interface HarnessMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+}
+
+/** The visible part of a task: hidden reference data is never in here. */
+export interface TaskView {
+  id: string;
+  question: string;
+  view: JsonObject;
+}
+
+/** An action the model took, as the (default or harness) parser reads it from one generated turn. */
+export type ParsedAction =
+  | { kind: 'tool'; tool: string; input: string }
+  | { kind: 'answer'; answer: string }
+  | { kind: 'none'; reason: string };
+
+/** What happened after an action; `feedback` turns it into the next message(s). */
+export type TurnEvent =
+  | { kind: 'tool'; tool: string; input: string; params: Record<string, number>; ok: boolean; text: string; data: JsonValue }
+  | { kind: 'format-error'; reason: string; formatErrorsLeft: number }
+  | { kind: 'illegal'; answer: string; text: string; data: JsonValue; illegalActionsLeft: number }
+  | { kind: 'continue'; answer: string; text: string; data: JsonValue };
+
+export interface SetupInput {
+  task: TaskView;
+  observation: JsonObject;
+  tools: ToolSpec[];
+}
+export interface SetupOutput {
+  state: JsonValue;
+}
+
+export interface FormatObservationInput extends SetupInput {
+  state: JsonValue;
+}
+export interface FormatObservationOutput {
+  state: JsonValue;
+  /** The first user message's text. */
+  text: string;
+}
+
+export interface ParseActionInput {
+  task: TaskView;
+  state: JsonValue;
+  turn: number;
+  /** Exactly the text the model generated this turn. */
+  text: string;
+  tools: ToolSpec[];
+  observation: JsonObject;
+}
+export interface ParseActionOutput {
+  state: JsonValue;
+  action: ParsedAction;
+}
+
+export interface FeedbackInput {
+  task: TaskView;
+  state: JsonValue;
+  /** The turn that just ended (0-based); the next model call is turn + 1. */
+  turn: number;
+  event: TurnEvent;
+  /** The conversation so far, ending with the model's message of this turn. */
+  messages: HarnessMessage[];
+  tools: ToolSpec[];
+  observation: JsonObject;
+}
+export interface FeedbackOutput {
+  state: JsonValue;
+  /** Messages appended to the conversation (typically one `tool` or `user` message). */
+  append?: HarnessMessage[];
+  /** Replaces the whole conversation instead (context rewriting); `append` is then ignored. */
+  replace?: HarnessMessage[];
+}
+
+export interface ShouldStopInput {
+  task: TaskView;
+  state: JsonValue;
+  /** The next model call's turn number. */
+  turn: number;
+  messages: HarnessMessage[];
+  observation: JsonObject;
+}
+export interface ShouldStopOutput {
+  stop: boolean;
+  reason?: string;
+}
+
+/** The hooks a harness may define; every one is optional (agent/harness-defaults.ts has the defaults). */
+export interface HarnessHooks {
+  setup?(input: SetupInput): SetupOutput;
+  formatObservation?(input: FormatObservationInput): FormatObservationOutput;
+  parseAction?(input: ParseActionInput): ParseActionOutput;
+  feedback?(input: FeedbackInput): FeedbackOutput;
+  shouldStop?(input: ShouldStopInput): ShouldStopOutput;
+}
+
+/** The data part of a harness: prompts, limits, budgets and tool parameters. */
+export interface HarnessConfig {
+  /** Short identifier for archives and traces. */
+  name: string;
+  /** System message; '' sends none. */
+  systemPrompt: string;
+  /** First user message; `{question}`, `{tools}` and `{<view key>}` are filled by the default formatter. */
+  userTemplate: string;
+  /** Model calls per episode, 1..32. */
+  maxTurns: number;
+  /** Retries after a format error / an illegal action; one more ends the episode. 0..10 each. */
+  retryBudgets: { formatErrors: number; illegalActions: number };
+  /** Per tool, values for the tool's declared parameters (e.g. `{ search: { topK: 3, docChars: 400 } }`). */
+  toolParams: Record<string, Record<string, number>>;
+}
+
+/** A harness module's default export. */
+export interface HarnessDefinition extends HarnessConfig {
+  hooks: HarnessHooks;
+}
+
+/** What the system knows about a loaded harness without calling it: its data and which hooks exist. */
+export interface HarnessManifest {
+  /** Content hash of the harness source (sha256 hex): identifies it in traces and pools. */
+  harnessId: string;
+  config: HarnessConfig;
+  hooks: HookName[];
+}
+
+/** One problem found in a harness file, with where (if known) and what to fix. */
+export interface HarnessViolation {
+  /** e.g. "import", "syntax", "config.maxTurns", "hooks.feedback", "load". */
+  where: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+// ---- zod schemas: every value a harness produces is checked with these before the loop uses it. ----
+
+const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.null(), z.boolean(), z.number().finite(), z.string(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]),
+);
+const jsonObjectSchema = z.record(z.string(), jsonValueSchema);
+
+const stateSchema = jsonValueSchema.refine((v) => JSON.stringify(v).length <= HARNESS_LIMITS.maxStateJsonChars, {
+  message: `state must serialise to at most ${HARNESS_LIMITS.maxStateJsonChars} JSON characters`,
+});
+const messageSchema = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string().max(HARNESS_LIMITS.maxMessageChars),
+});
+const messagesSchema = z.array(messageSchema).max(HARNESS_LIMITS.maxMessages);
+
+export const parsedActionSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('tool'), tool: z.string().min(1), input: z.string().max(HARNESS_LIMITS.maxMessageChars) }),
+  z.object({ kind: z.literal('answer'), answer: z.string().max(HARNESS_LIMITS.maxMessageChars) }),
+  z.object({ kind: z.literal('none'), reason: z.string().max(2_000) }),
+]);
+
+export const hookOutputSchemas = {
+  setup: z.object({ state: stateSchema }),
+  formatObservation: z.object({ state: stateSchema, text: z.string().max(HARNESS_LIMITS.maxMessageChars) }),
+  parseAction: z.object({ state: stateSchema, action: parsedActionSchema }),
+  feedback: z.object({ state: stateSchema, append: messagesSchema.optional(), replace: messagesSchema.optional() }),
+  shouldStop: z.object({ stop: z.boolean(), reason: z.string().max(2_000).optional() }),
+} as const;
+
+const budget = z.number().int().min(0).max(HARNESS_LIMITS.maxRetryBudget);
+export const harnessConfigSchema = z.strictObject({
+  name: z.string().min(1).max(200),
+  systemPrompt: z.string().max(HARNESS_LIMITS.maxPromptChars),
+  userTemplate: z.string().min(1).max(HARNESS_LIMITS.maxPromptChars),
+  maxTurns: z.number().int().min(1).max(HARNESS_LIMITS.maxTurns),
+  retryBudgets: z.strictObject({ formatErrors: budget, illegalActions: budget }),
+  toolParams: z.record(z.string(), z.record(z.string(), z.number().finite())),
+});
+
+export { jsonObjectSchema, jsonValueSchema, messagesSchema };
+
+/** Turns zod issues into violations, one per issue, with the path in `where`. */
+export function violationsFromZod(prefix: string, error: z.ZodError): HarnessViolation[] {
+  return error.issues.map((issue) => ({
+    where: [prefix, ...issue.path.map(String)].filter((s) => s !== '').join('.'),
+    message: issue.message,
+  }));
+}
+
+/** Checks the data part of a harness; returns every violation (empty = valid). */
+export function checkHarnessConfig(value: unknown): HarnessViolation[] {
+  const parsed = harnessConfigSchema.safeParse(value);
+  return parsed.success ? [] : violationsFromZod('config', parsed.error);
+}
+
+/** Checks a harness's tool parameters against the environment's tools: unknown names, out-of-range values. */
+export function checkToolParams(config: HarnessConfig, tools: readonly ToolSpec[]): HarnessViolation[] {
+  const out: HarnessViolation[] = [];
+  for (const [toolName, params] of Object.entries(config.toolParams)) {
+    const spec = tools.find((t) => t.name === toolName);
+    if (!spec) {
+      out.push({ where: `config.toolParams.${toolName}`, message: `unknown tool "${toolName}"; the environment offers: ${tools.map((t) => t.name).join(', ') || '(none)'}` });
+      continue;
+    }
+    for (const [param, value] of Object.entries(params)) {
+      const p = spec.params[param];
+      if (!p) out.push({ where: `config.toolParams.${toolName}.${param}`, message: `tool "${toolName}" has no parameter "${param}"; it has: ${Object.keys(spec.params).join(', ') || '(none)'}` });
+      else if (!Number.isInteger(value) || value < p.min || value > p.max) {
+        out.push({ where: `config.toolParams.${toolName}.${param}`, message: `must be an integer in [${p.min}, ${p.max}], got ${value}` });
+      }
+    }
+  }
+  return out;
+}
+
+/** Effective parameters for a tool: harness values over the spec's defaults. */
+export function effectiveToolParams(config: HarnessConfig, tool: ToolSpec): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, spec] of Object.entries(tool.params)) out[name] = config.toolParams[tool.name]?.[name] ?? spec.default;
+  return out;
+}
