@@ -1,0 +1,135 @@
+// The `whale` command line: dev server, workers, starting and inspecting runs.
+import { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { fork } from 'node:child_process';
+import * as path from 'node:path';
+import { loadTemporalConfig } from '../temporal.config';
+import { expandRunConfig } from '../workflows/run-config';
+import { connectClient } from '../workers/connection';
+import { WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
+import { startDevServer, stopChild } from './dev-server';
+import { describeRun, formatStatus, listRuns } from './status';
+import { PROJECT_ROOT } from './paths';
+
+/** A user error: printed without a stack, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+function readRunConfig(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read run config ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`run config ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export function buildProgram(): Command {
+  const program = new Command('whale')
+    .description('WHALE (Weight-Harness Alternating LEarning) on Temporal')
+    .showHelpAfterError();
+
+  program
+    .command('dev')
+    .description('start the Temporal dev server (state in .data/temporal) and the workers; Ctrl-C stops all')
+    .option('--headless', 'no Web UI')
+    .option('--no-workers', 'start the server only')
+    .action(async (opts: { headless?: boolean; workers: boolean }) => {
+      const config = loadTemporalConfig();
+      const server = await startDevServer({ config, headless: opts.headless });
+      const children: ChildProcess[] = [];
+      const kinds: WorkerKind[] = opts.workers ? ['orchestration'] : [];
+      for (const kind of kinds) {
+        children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+      }
+      process.stdout.write(
+        `[whale] Temporal dev server at ${config.address} (namespace ${config.namespace}, retention ${config.devServer.retention}, data ${config.devServer.dataDir})\n` +
+          (opts.headless ? '' : `[whale] Web UI: http://${config.devServer.ip}:${config.devServer.uiPort}\n`) +
+          `[whale] workers: ${kinds.length ? kinds.join(', ') : 'none'}; press Ctrl-C to stop\n`,
+      );
+      let serverDied = false;
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+        server.once('exit', (code) => {
+          serverDied = true;
+          process.stderr.write(`[whale] the dev server exited unexpectedly (code ${code}); stopping the workers\n`);
+          resolve();
+        });
+      });
+      process.stdout.write('[whale] stopping workers and server...\n');
+      await Promise.all(children.map((c) => stopChild(c, 40_000)));
+      await stopChild(server, 15_000);
+      process.stdout.write('[whale] stopped\n');
+      if (serverDied) process.exitCode = 1;
+    });
+
+  program
+    .command('worker')
+    .description('run one worker against the configured Temporal address')
+    .requiredOption('--queue <kind>', `which worker: ${WORKER_KINDS.join(' | ')}`)
+    .option('--json-logs', 'log JSON lines')
+    .action(async (opts: { queue: string; jsonLogs?: boolean }) => {
+      if (!WORKER_KINDS.includes(opts.queue as WorkerKind)) throw new UsageError(`--queue must be one of ${WORKER_KINDS.join(', ')}; got '${opts.queue}'`);
+      await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs });
+    });
+
+  program
+    .command('start')
+    .description('start a run from a JSON run config (see docs); prints its workflow id')
+    .argument('<config>', 'run config JSON file')
+    .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
+    .action(async (file: string, opts: { id?: string }) => {
+      const raw = readRunConfig(file);
+      const expanded = expandRunConfig(raw);
+      if (!expanded.ok) throw new UsageError(`invalid run config ${file}:\n${expanded.problems.map((p) => `  - ${p}`).join('\n')}`);
+      const config = loadTemporalConfig();
+      const client = await connectClient(config);
+      const c = expanded.config;
+      const workflowId = opts.id ?? `whale-${c.method}-${c.domain}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [raw] });
+      process.stdout.write(`${workflowId}\n`);
+    });
+
+  program
+    .command('status')
+    .description('show where a run stands and what it waits on (works while no worker runs)')
+    .argument('<workflowId>')
+    .option('--json', 'print JSON')
+    .action(async (workflowId: string, opts: { json?: boolean }) => {
+      const client = await connectClient(loadTemporalConfig());
+      const view = await describeRun(client, workflowId);
+      process.stdout.write((opts.json ? JSON.stringify(view, null, 2) : formatStatus(view)) + '\n');
+    });
+
+  program
+    .command('list')
+    .description('list runs with phase, step and best score (from search attributes)')
+    .option('-q, --query <query>', "extra visibility query, e.g. \"WhalePhase = 'harness-1'\" or 'WhaleBestScore > 0.3'")
+    .option('--limit <n>', 'at most this many', '50')
+    .action(async (opts: { query?: string; limit: string }) => {
+      const client = await connectClient(loadTemporalConfig());
+      for (const row of await listRuns(client, opts.query, Number(opts.limit))) process.stdout.write(row + '\n');
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+    process.exit(process.exitCode ?? 0);
+  } catch (err) {
+    const e = err as Error;
+    process.stderr.write(`whale: ${e.message}\n`);
+    process.exit(e instanceof UsageError ? 2 : 1);
+  }
+}

@@ -1,0 +1,28 @@
+// ORT session options in one place: thread counts, deterministic mode, optimisation level.
+import * as ort from 'onnxruntime-node';
+
+export interface RuntimeOptions {
+  /** Intra-op threads (default 2, the machine's cores). Ignored when deterministic. */
+  threads?: number;
+  /**
+   * 1 intra-op and 1 inter-op thread, sequential execution: bit-identical results run to run. With more
+   * threads results are also repeatable in practice (MLAS splits work by output tile), but not promised.
+   */
+  deterministic?: boolean;
+  /** ORT graph optimisation (default 'all'). */
+  optimization?: 'disabled' | 'basic' | 'extended' | 'all';
+}
+
+export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.SessionOptions {
+  const threads = o.deterministic ? 1 : Math.max(1, o.threads ?? 2);
+  return {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: o.optimization ?? 'all',
+  };
+}
+
+export async function createSession(bytes: Uint8Array, o: RuntimeOptions = {}): Promise<ort.InferenceSession> {
+  return ort.InferenceSession.create(bytes, sessionOptions(o));
+}

@@ -1,0 +1,164 @@
+// The training graph: flat params in, GPT-2 forward, per-token weighted cross-entropy, reverse-mode
+// backward (model/autodiff), global-norm clipping and AdamW, all in one ONNX graph per (rows, length).
+// Modes: 'loss' (forward only, for finite differences), 'grad' (loss + flat gradient), 'train' (full step).
+import { ModelConfig, paramLayout } from './config';
+import { FloatType, GraphBuilder } from './graph-builder';
+import { A } from './onnx-proto';
+import { Tape } from './autodiff';
+
+export type TrainGraphMode = 'loss' | 'grad' | 'train';
+
+export interface TrainGraphOptions {
+  rows: number;
+  seqLen: number;
+  mode: TrainGraphMode;
+  floatType?: FloatType;
+  /** Recompute attention probabilities in backward instead of keeping them (memory at long contexts). */
+  recomputeAttention?: boolean;
+  /** Also output the raw (unclipped) flat gradient in 'train' mode (tests compare AdamW against it). */
+  emitGradient?: boolean;
+}
+
+/** Order of the `hyper` input vector of a 'train' graph. */
+export const HYPER_INDEX = { lr: 0, weightDecay: 1, beta1: 2, beta2: 3, eps: 4, biasCorr1: 5, biasCorr2: 6, clipNorm: 7 } as const;
+
+const MASK_NEG = -1e9;
+
+function causalMask(b: GraphBuilder, t: number): string {
+  const data = new Array<number>(t * t);
+  for (let i = 0; i < t; i++) for (let j = 0; j < t; j++) data[i * t + j] = j <= i ? 0 : MASK_NEG;
+  return b.initializer(b.fresh('causal_mask'), { type: b.floatType, dims: [t, t], data: b.floatArray(data) });
+}
+
+/** Scaled causal self-attention on [B, H, T, hd] with a hand-written backward (softmax Jacobian folded). */
+function attention(tape: Tape, q: string, k: string, v: string, mask: string, recompute: boolean): string {
+  const b = tape.b;
+  const shape = tape.shape(q);
+  const scale = b.constF(1 / Math.sqrt(shape[3]));
+  const swap = { perm: A.ints([0, 1, 3, 2]) };
+  const qs = b.op('Mul', [q, scale]);
+  const probs = b.op('Softmax', [b.op('Add', [b.op('MatMul', [qs, b.op('Transpose', [k], swap)]), mask])], { axis: A.i(-1) });
+  const y = b.op('MatMul', [probs, v]);
+  tape.recordComposite([q, k, v], [y], [shape], ([gy]) => {
+    if (!gy) return [];
+    // Recomputing from a differently-shaped expression keeps ORT's common-subexpression pass from merging it
+    // back into the forward (which would keep every layer's T x T probabilities alive).
+    const p = recompute
+      ? b.op('Softmax', [b.op('Add', [b.op('MatMul', [q, b.op('Transpose', [b.op('Mul', [k, scale])], swap)]), mask])], { axis: A.i(-1) })
+      : probs;
+    const gv = b.op('MatMul', [b.op('Transpose', [p], swap), gy]);
+    const dp = b.op('MatMul', [gy, b.op('Transpose', [v], swap)]);
+    const rowDot = b.op('ReduceSum', [b.op('Mul', [dp, p]), b.constI64([-1])], { keepdims: A.i(1) });
+    const ds = b.op('Mul', [p, b.op('Sub', [dp, rowDot])]);
+    const gq = b.op('Mul', [b.op('MatMul', [ds, k]), scale]);
+    const gk = b.op('MatMul', [b.op('Transpose', [ds], swap), qs]);
+    return [gq, gk, gv];
+  });
+  return y;
+}
+
+/** loss = sum_i w_i * nll_i / sum_i w_i over logits [N, V]; zero-weight rows get exactly zero gradient. */
+function weightedCrossEntropy(tape: Tape, logits: string, targets64: string, weights: string, vocab: number): string {
+  const b = tape.b;
+  const logp = b.op('LogSoftmax', [logits], { axis: A.i(1) });
+  const classes = b.constI64(Array.from({ length: vocab }, (_, i) => i), [1, vocab]);
+  const eq = b.op('Equal', [b.op('Unsqueeze', [targets64, b.constI64([1])]), classes]);
+  const onehot = b.op('Cast', [eq], { to: A.i(b.floatType === 'float64' ? 11 : 1) });
+  const nll = b.op('Neg', [b.op('ReduceSum', [b.op('Mul', [logp, onehot]), b.constI64([1])], { keepdims: A.i(0) })]);
+  const denom = b.op('Max', [b.op('ReduceSum', [weights], { keepdims: A.i(0) }), b.constF(1e-12)]);
+  const coef = b.op('Div', [weights, denom]);
+  const loss = b.op('ReduceSum', [b.op('Mul', [nll, coef])], { keepdims: A.i(0) }, 'loss');
+  tape.recordComposite([logits], [loss], [[]], ([gl]) => {
+    if (!gl) return [];
+    const rowScale = b.op('Unsqueeze', [b.op('Mul', [coef, gl]), b.constI64([1])]);
+    return [b.op('Mul', [b.op('Sub', [b.op('Exp', [logp]), onehot]), rowScale])];
+  });
+  return loss;
+}
+
+/** Emits the GPT-2 forward on the tape; returns the loss value name and the parameter leaf names. */
+function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, recompute: boolean): { loss: string; leaves: string[] } {
+  const b = tape.b;
+  const layout = paramLayout(c);
+  const p = new Map<string, string>();
+  for (const s of layout.specs) {
+    const flat = b.op('Slice', ['params', b.constI64([s.offset]), b.constI64([s.offset + s.size])]);
+    p.set(s.name, tape.leaf(b.op('Reshape', [flat, b.constI64(s.shape)]), s.shape, true));
+  }
+  const P = (name: string) => p.get(name) as string;
+  const n = rows * t;
+  const d = c.dModel;
+  const hd = d / c.nHeads;
+  const ids = b.op('Cast', ['tokens'], { to: A.i(7) });
+  const targets = b.op('Reshape', [b.op('Cast', ['targets'], { to: A.i(7) }), b.constI64([n])]);
+  const weights = b.op('Reshape', ['weights', b.constI64([n])]);
+  const mask = causalMask(b, t);
+  let x = tape.add(tape.gather(P('wte.weight'), ids, [rows, t]), tape.sliceRows(P('wpe.weight'), 0, t));
+  x = tape.reshape(x, [n, d]);
+  const heads = (z: string) => tape.transpose(tape.reshape(z, [rows, t, c.nHeads, hd]), [0, 2, 1, 3]);
+  for (let l = 0; l < c.nLayers; l++) {
+    const pre = `h.${l}.`;
+    const h = tape.layerNorm(x, P(pre + 'ln_1.weight'), P(pre + 'ln_1.bias'), c.layerNormEps);
+    const [q, k, v] = tape.split(tape.linear(h, P(pre + 'attn.c_attn.weight'), P(pre + 'attn.c_attn.bias')), 1, [d, d, d]);
+    const y = attention(tape, heads(q), heads(k), heads(v), mask, recompute);
+    const merged = tape.reshape(tape.transpose(y, [0, 2, 1, 3]), [n, d]);
+    x = tape.add(x, tape.linear(merged, P(pre + 'attn.c_proj.weight'), P(pre + 'attn.c_proj.bias')));
+    const h2 = tape.layerNorm(x, P(pre + 'ln_2.weight'), P(pre + 'ln_2.bias'), c.layerNormEps);
+    const f = tape.gelu(tape.linear(h2, P(pre + 'mlp.c_fc.weight'), P(pre + 'mlp.c_fc.bias')));
+    x = tape.add(x, tape.linear(f, P(pre + 'mlp.c_proj.weight'), P(pre + 'mlp.c_proj.bias')));
+  }
+  const xf = tape.layerNorm(x, P('ln_f.weight'), P('ln_f.bias'), c.layerNormEps);
+  const logits = tape.linear(xf, P('wte.weight'), undefined, true);
+  return { loss: weightedCrossEntropy(tape, logits, targets, weights, c.vocabSize), leaves: layout.specs.map((s) => P(s.name)) };
+}
+
+/** In-graph AdamW (decoupled weight decay) with global-norm clipping over the flat gradient. */
+function emitAdamW(b: GraphBuilder, grad: string, decayMask: string): void {
+  const h = (i: number) => b.op('Gather', ['hyper', b.constI64(i)], { axis: A.i(0) });
+  const [lr, wd, b1, b2, eps, bc1, bc2, clip] = [0, 1, 2, 3, 4, 5, 6, 7].map(h);
+  const one = b.constF(1);
+  const norm = b.op('Sqrt', [b.op('ReduceSum', [b.op('Mul', [grad, grad])], { keepdims: A.i(0) })], {}, 'grad_norm');
+  const clipScale = b.op('Min', [one, b.op('Div', [clip, b.op('Add', [norm, b.constF(1e-6)])])]);
+  const g = b.op('Mul', [grad, clipScale]);
+  const m = b.op('Add', [b.op('Mul', ['m', b1]), b.op('Mul', [g, b.op('Sub', [one, b1])])], {}, 'm_out');
+  const v = b.op('Add', [b.op('Mul', ['v', b2]), b.op('Mul', [b.op('Mul', [g, g]), b.op('Sub', [one, b2])])], {}, 'v_out');
+  const upd = b.op('Div', [b.op('Div', [m, bc1]), b.op('Add', [b.op('Sqrt', [b.op('Div', [v, bc2])]), eps])]);
+  const decay = b.op('Mul', [b.op('Mul', ['params', decayMask]), wd]);
+  b.op('Sub', ['params', b.op('Mul', [lr, b.op('Add', [upd, decay])])], {}, 'params_out');
+}
+
+export function buildTrainGraph(c: ModelConfig, o: TrainGraphOptions): Uint8Array {
+  const ft = o.floatType ?? 'float32';
+  const b = new GraphBuilder(`whale_train_${o.mode}`, ft);
+  const layout = paramLayout(c);
+  const P = layout.total;
+  b.input('params', ft, [P]);
+  b.input('tokens', 'int32', [o.rows, o.seqLen]);
+  b.input('targets', 'int32', [o.rows, o.seqLen]);
+  b.input('weights', ft, [o.rows, o.seqLen]);
+  const tape = new Tape(b);
+  const { loss, leaves } = emitModelLoss(tape, c, o.rows, o.seqLen, o.recomputeAttention ?? false);
+  b.output(loss, ft, []);
+  if (o.mode === 'loss') return b.toBytes();
+  const grads = tape.backward(loss, leaves);
+  const flat = leaves.map((leaf) => b.op('Reshape', [grads.get(leaf) as string, b.constI64([-1])]));
+  const gradName = o.mode === 'grad' || o.emitGradient ? 'grad' : undefined;
+  const grad = b.op('Concat', flat, { axis: A.i(0) }, gradName);
+  if (o.mode === 'grad') {
+    b.output('grad', ft, [P]);
+    return b.toBytes();
+  }
+  b.input('m', ft, [P]);
+  b.input('v', ft, [P]);
+  b.input('hyper', ft, [8]);
+  const mask = new Array<number>(P).fill(0);
+  for (const s of layout.specs) if (s.decay) mask.fill(1, s.offset, s.offset + s.size);
+  const decayMask = b.initializer('decay_mask', { type: ft, dims: [P], data: b.floatArray(mask) });
+  emitAdamW(b, grad, decayMask);
+  b.output('grad_norm', ft, []);
+  b.output('params_out', ft, [P]);
+  b.output('m_out', ft, [P]);
+  b.output('v_out', ft, [P]);
+  if (gradName) b.output('grad', ft, [P]);
+  return b.toBytes();
+}

@@ -1,0 +1,46 @@
+// Worker process entry: `whale worker --queue orchestration|model|proposer` (or `node --import tsx workers/main.ts <queue>`).
+// One process per resource and task queue, each its own crash domain.
+import { Runtime, DefaultLogger, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
+import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
+import { connectWorker } from './connection';
+import { createOrchestrationWorker } from './orchestration';
+
+export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
+
+let runtimeInstalled = false;
+function installRuntime(json: boolean): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const logger = json
+    ? new DefaultLogger('INFO', (e) => process.stdout.write(JSON.stringify({ level: e.level, msg: e.message, ...e.meta, ts: Number(e.timestampNanos / 1_000_000n) }) + '\n'))
+    : new DefaultLogger('INFO');
+  Runtime.install({ logger, telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+}
+
+export async function createWorker(kind: WorkerKind, config: TemporalConfig): Promise<Worker> {
+  const connection = await connectWorker(config);
+  switch (kind) {
+    case 'orchestration':
+      return createOrchestrationWorker(connection, config);
+    case 'model':
+    case 'proposer':
+      throw new Error(`the ${kind} worker's activities are not implemented in this version yet; runs wait in the '${config.taskQueues[kind]}' queue until a ${kind} worker serves it`);
+  }
+}
+
+export async function runWorker(kind: WorkerKind, opts: { json?: boolean } = {}): Promise<void> {
+  if (!WORKER_KINDS.includes(kind)) throw new Error(`unknown worker queue '${kind}': use one of ${WORKER_KINDS.join(', ')}`);
+  installRuntime(opts.json ?? process.env.WHALE_LOG_FORMAT === 'json');
+  const config = loadTemporalConfig();
+  const worker = await createWorker(kind, config);
+  process.stderr.write(`[whale] ${kind} worker polling '${worker.options.taskQueue}' at ${config.address} (namespace ${config.namespace})\n`);
+  await worker.run();
+}
+
+if (require.main === module) {
+  runWorker((process.argv[2] ?? 'orchestration') as WorkerKind).catch((err: Error) => {
+    process.stderr.write(`[whale] worker failed: ${err.message}\n`);
+    process.exit(1);
+  });
+}

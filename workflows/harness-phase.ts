@@ -1,0 +1,143 @@
+// One round of a harness phase (Meta-Harness): round 0 re-scores the incoming harness under the current
+// weights; each proposal round asks the proposer for M candidates, validates them, scores the valid ones
+// on D_harness, and applies the accept rule, frontier and patience from workflows/decisions.
+import { log } from '@temporalio/workflow';
+import { harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, paretoFrontier, selectAccepted, type CandidateScore } from './decisions';
+import type { ArchiveRow, HarnessCandidate } from '../activities/types';
+import type { HarnessPhase, RunState } from './run-state';
+import type { Acts } from './whale-run-activities';
+import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-run-plan';
+import { evaluateOnTest } from './test-eval';
+
+const INCOMING = 'incoming';
+
+export function startHarnessPhase(state: RunState): void {
+  const index = state.phases.filter((p) => p.kind === 'harness').length + 1;
+  state.phase = {
+    kind: 'harness', index, archiveKey: `${state.runId}/harness-phase-${index}`, nextRound: 0, incoming: state.harness,
+    rows: [], accepted: INCOMING, patience: initialHarnessPatience(), failedRounds: 0, lastRule: 'phase started',
+  };
+}
+
+function scores(phase: HarnessPhase): CandidateScore[] {
+  return phase.rows
+    .filter((r) => r.status === 'evaluated')
+    .map((r, i) => ({
+      id: r.name, successRate: r.successRate ?? 0, meanTurns: r.meanTurns ?? 0, meanTokens: r.meanTokens ?? 0,
+      incoming: r.name === INCOMING, order: i,
+    }));
+}
+
+/** Runs one round; returns true when the phase has ended. */
+export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts: Acts): Promise<boolean> {
+  const round = phase.nextRound;
+  if (round === 0) {
+    const row = await scoreCandidate(state, phase, acts, {
+      name: INCOMING, source: phase.incoming, parent: state.harnessName, hypothesis: 're-score the incoming harness under the current weights', changes: '', axis: 'baseline',
+    }, 0);
+    phase.rows.push(row);
+    phase.nextRound = 1;
+    const params = harnessPatienceParams(state.config);
+    const planned = plannedProposalRounds(state.config, stageAt(state.config, state.stage) ?? { kind: 'harness', length: 'switching' });
+    if (planned === 0) return endHarnessPhase(state, phase, acts, 'fixed schedule: I = 1, round 0 only');
+    if (params && planned === null) {
+      const early = harnessStopsAfterRound0(row.successRate ?? 0, params);
+      if (early.shouldStop) return endHarnessPhase(state, phase, acts, early.rule);
+    }
+    phase.lastRule = `round 0: incoming success ${row.successRate}`;
+    return false;
+  }
+
+  const proposed = await acts.proposer.proposeHarnesses({
+    runId: state.runId, domain: state.config.domain, seed: state.config.seed, cycle: state.cycle, round,
+    count: state.config.harness.candidatesPerRound, promptOnly: state.config.method === 'prompt-only',
+    archiveKey: phase.archiveKey, accepted: phase.accepted, proposer: state.config.harness.proposer,
+  });
+  if (proposed.failure) {
+    phase.failedRounds += 1;
+    log.warn('proposer failed this round; the phase goes on', { round, failure: proposed.failure });
+  }
+  const candidates = proposed.candidates.map((c, i) => ({ ...c, name: `r${round}-c${i + 1}` }));
+  const maxParallel = state.config.harness.maxParallelEvaluations;
+  for (let i = 0; i < candidates.length; i += maxParallel) {
+    const rows = await Promise.all(candidates.slice(i, i + maxParallel).map((c) => validateAndScore(state, phase, acts, c, round)));
+    phase.rows.push(...rows);
+  }
+  state.proposalRoundsDone += 1;
+
+  const evaluated = scores(phase);
+  const { accepted, reason } = selectAccepted(evaluated);
+  phase.accepted = accepted.id;
+  const bestSuccess = Math.max(...evaluated.map((c) => c.successRate));
+  let stopRule: string | null = null;
+  const params = harnessPatienceParams(state.config);
+  const plan = stageAt(state.config, state.stage);
+  const planned = plannedProposalRounds(state.config, plan ?? { kind: 'harness', length: 'switching' });
+  if (planned !== null) {
+    if (round >= planned) stopRule = `${plan?.length === 'budget' ? 'round budget' : 'fixed schedule'}: ${round} proposal rounds done of ${planned}`;
+    phase.lastRule = `round ${round}: ${reason}`;
+  } else if (params) {
+    const observed = observeHarnessRound(phase.patience, bestSuccess, params);
+    phase.patience = observed.state;
+    phase.lastRule = `round ${round}: ${observed.decision.rule}; ${reason}`;
+    if (observed.decision.shouldStop) stopRule = observed.decision.rule;
+  }
+  phase.nextRound = round + 1;
+  if (state.config.method === 'harness-only' || (state.config.method === 'stagewise' && plan?.kind === 'harness')) {
+    adoptAccepted(state, phase);
+    await evaluateOnTest(state, acts, `round-${state.proposalRoundsDone}`, { countsForBest: true });
+  }
+  if (state.control.stop) stopRule = 'stopped on request';
+  if (stopRule) return endHarnessPhase(state, phase, acts, stopRule);
+  return false;
+}
+
+async function validateAndScore(state: RunState, phase: HarnessPhase, acts: Acts, c: HarnessCandidate, round: number): Promise<ArchiveRow> {
+  const validation = await acts.proposer.validateHarness({
+    runId: state.runId, domain: state.config.domain, archiveKey: phase.archiveKey, name: c.name, source: c.source,
+    promptOnlyBase: state.config.method === 'prompt-only' ? state.baseHarness : null,
+  });
+  state.ledger.search += validation.rollouts;
+  if (!validation.valid) {
+    return { ...rowBase(c, round), status: 'invalid', successRate: null, meanTurns: null, meanTokens: null, reason: `${validation.failureKind}: ${validation.reason}` };
+  }
+  return scoreCandidate(state, phase, acts, c, round);
+}
+
+async function scoreCandidate(state: RunState, phase: HarnessPhase, acts: Acts, c: HarnessCandidate, round: number): Promise<ArchiveRow> {
+  const result = await acts.model.evaluateHarness({
+    runId: state.runId, domain: state.config.domain, seed: state.config.seed, archiveKey: phase.archiveKey, name: c.name,
+    harness: c.source, checkpoint: state.checkpoint, rolloutsPerTask: state.config.harness.rolloutsPerTask,
+    taskLimit: state.config.harness.taskLimit,
+  });
+  state.ledger.search += result.rollouts;
+  return { ...rowBase(c, round), status: 'evaluated', successRate: result.successRate, meanTurns: result.meanTurns, meanTokens: result.meanTokens, reason: null };
+}
+
+function rowBase(c: HarnessCandidate, round: number) {
+  return { round, name: c.name, parent: c.parent, hypothesis: c.hypothesis, changes: c.changes, axis: c.axis, source: c.source };
+}
+
+/** Makes the phase's accepted candidate the run's current harness. */
+function adoptAccepted(state: RunState, phase: HarnessPhase): void {
+  const row = phase.rows.find((r) => r.name === phase.accepted);
+  if (!row) return;
+  state.harness = row.source;
+  if (row.name !== INCOMING) state.harnessName = `${phase.archiveKey.split('/').pop()}/${row.name}`;
+}
+
+async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts: Acts, rule: string): Promise<true> {
+  adoptAccepted(state, phase);
+  const frontier = paretoFrontier(scores(phase)).map((c) => c.id);
+  await acts.proposer.finalizeHarnessPhase({ runId: state.runId, archiveKey: phase.archiveKey, rows: phase.rows, accepted: phase.accepted, frontier });
+  const acceptedRow = phase.rows.find((r) => r.name === phase.accepted);
+  phase.lastRule = rule;
+  state.phases.push({
+    kind: 'harness', index: phase.index, cycle: state.cycle, startStep: state.weightStepsDone, endStep: state.weightStepsDone,
+    proposalRounds: phase.nextRound - 1, rule, acceptedHarness: state.harnessName, acceptedSuccess: acceptedRow?.successRate ?? null,
+  });
+  const evaluatedEachRound = state.config.method === 'harness-only' || state.config.method === 'stagewise';
+  if (!evaluatedEachRound) await evaluateOnTest(state, acts, `harness-phase-${phase.index}-end`, { countsForBest: true });
+  log.info('harness phase ended', { index: phase.index, accepted: phase.accepted, rule });
+  return true;
+}

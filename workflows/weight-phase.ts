@@ -1,0 +1,81 @@
+// One weight step of a weight phase (online RSFT): rollouts from the persistent sampler under the current
+// harness, one fine-tune step on the accepted trajectories, the patience signal, periodic test evaluation,
+// and the end-of-phase decision under the current switching policy.
+import { log } from '@temporalio/workflow';
+import { initialWeightPatience, observeWeightStep, runBudgetReached, testEvalDue } from './decisions';
+import type { RunState, WeightPhase } from './run-state';
+import type { Acts } from './whale-run-activities';
+import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } from './whale-run-plan';
+import { evaluateOnTest } from './test-eval';
+
+export function startWeightPhase(state: RunState): void {
+  const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
+  state.phase = {
+    kind: 'weight', index, startStep: state.weightStepsDone, stepsInPhase: 0,
+    patience: state.config.switching.kind === 'patience' ? initialWeightPatience() : null, lastRule: 'phase started',
+  };
+}
+
+function budgetReached(state: RunState): boolean {
+  return runBudgetReached(state.weightStepsDone, state.config.budget.totalWeightSteps, state.ledger, state.config.budget.maxRollouts);
+}
+
+/** Runs one step; returns true when the phase has ended (its record is appended to state.phases). */
+export async function runWeightStep(state: RunState, phase: WeightPhase, acts: Acts): Promise<boolean> {
+  const config = state.config;
+  if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached before step ${state.weightStepsDone + 1}`);
+  const step = state.weightStepsDone + 1;
+  const rollouts = await acts.model.rolloutBatch({
+    runId: state.runId, domain: config.domain, step, seed: config.seed,
+    checkpoint: state.checkpoint, harness: state.harness, cursor: state.cursor,
+    prompts: config.weight.promptsPerStep, samplesPerPrompt: config.weight.samplesPerPrompt,
+    sampling: { temperature: config.weight.temperature, topK: config.weight.topK },
+    acceptThreshold: config.weight.acceptThreshold,
+  });
+  state.ledger.training += rollouts.rollouts;
+  state.cursor = advanceCursor(state.cursor, config.weight.promptsPerStep, state.splitSizes.weight);
+  const tuned = await acts.model.fineTuneStep({
+    runId: state.runId, step, seed: config.seed, checkpoint: state.checkpoint, trajectories: rollouts.trajectories,
+    acceptThreshold: config.weight.acceptThreshold, learningRate: config.weight.learningRate,
+    minibatchSize: config.weight.minibatchSize, weightDecay: config.weight.weightDecay,
+    clipNorm: config.weight.clipNorm, deterministic: config.weight.deterministic,
+  });
+  state.checkpoint = tuned.checkpoint;
+  state.weightStepsDone = step;
+  phase.stepsInPhase += 1;
+  state.lastTrainReward = rollouts.meanReward;
+
+  let switchRule: string | null = null;
+  const params = weightPatienceParams(config, state.stepsPerEpoch);
+  if (params) {
+    const observed = observeWeightStep(phase.patience ?? initialWeightPatience(), rollouts.meanReward, params);
+    phase.patience = observed.state;
+    phase.lastRule = `step ${step}: ${observed.decision.rule}`;
+    if (observed.decision.shouldSwitch && stageAt(config, state.stage)?.length === 'switching') switchRule = observed.decision.rule;
+  } else {
+    phase.lastRule = `step ${step}: reward ${rollouts.meanReward ?? 'missing'}, accepted ${rollouts.accepted}/${rollouts.rollouts}`;
+  }
+  log.info('weight step', { step, meanReward: rollouts.meanReward, accepted: rollouts.accepted, updated: tuned.updated });
+
+  if (testEvalDue(state.weightStepsDone, state.testEverySteps)) {
+    await evaluateOnTest(state, acts, `step-${step}`, { countsForBest: true });
+  }
+  if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached: ${state.weightStepsDone}/${config.budget.totalWeightSteps} weight steps, ${state.ledger.training + state.ledger.search} rollouts`);
+  if (state.control.stop) return endWeightPhase(state, phase, 'stopped on request');
+  if (switchRule) return endWeightPhase(state, phase, switchRule);
+  const fixedSteps = fixedWeightPhaseSteps(config, state.stepsPerEpoch);
+  if (fixedSteps !== null && stageAt(config, state.stage)?.length === 'switching' && phase.stepsInPhase >= fixedSteps) {
+    return endWeightPhase(state, phase, `fixed schedule: ${phase.stepsInPhase} steps = E ${config.switching.kind === 'fixed' ? config.switching.weightEpochs : '?'} epochs x ${state.stepsPerEpoch} steps/epoch`);
+  }
+  return false;
+}
+
+function endWeightPhase(state: RunState, phase: WeightPhase, rule: string): true {
+  phase.lastRule = rule;
+  state.phases.push({
+    kind: 'weight', index: phase.index, cycle: state.cycle, startStep: phase.startStep, endStep: state.weightStepsDone,
+    proposalRounds: 0, rule, acceptedHarness: null, acceptedSuccess: null,
+  });
+  log.info('weight phase ended', { index: phase.index, endStep: state.weightStepsDone, rule });
+  return true;
+}
