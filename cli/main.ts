@@ -55,16 +55,19 @@ export function buildProgram(): Command {
           `[whale] workers: ${kinds.length ? kinds.join(', ') : 'none'}; press Ctrl-C to stop\n`,
       );
       let serverDied = false;
+      let stopping = false;
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
         server.once('exit', (code) => {
+          if (stopping) return;
           serverDied = true;
           process.stderr.write(`[whale] the dev server exited unexpectedly (code ${code}); stopping the workers\n`);
           resolve();
         });
       });
+      stopping = true;
       process.stdout.write('[whale] stopping workers and server...\n');
       await Promise.all(children.map((c) => stopChild(c, 40_000)));
       await stopChild(server, 15_000);
@@ -80,6 +83,7 @@ export function buildProgram(): Command {
     .action(async (opts: { queue: string; jsonLogs?: boolean }) => {
       if (!WORKER_KINDS.includes(opts.queue as WorkerKind)) throw new UsageError(`--queue must be one of ${WORKER_KINDS.join(', ')}; got '${opts.queue}'`);
       await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs });
+      process.exit(0);
     });
 
   program

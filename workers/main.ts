@@ -39,7 +39,10 @@ export async function runWorker(kind: WorkerKind, opts: { json?: boolean } = {})
 }
 
 if (require.main === module) {
-  runWorker((process.argv[2] ?? 'orchestration') as WorkerKind).catch((err: Error) => {
+  runWorker((process.argv[2] ?? 'orchestration') as WorkerKind).then(() => {
+    // The native connection would keep the event loop alive after a graceful shutdown.
+    process.exit(0);
+  }, (err: Error) => {
     process.stderr.write(`[whale] worker failed: ${err.message}\n`);
     process.exit(1);
   });
