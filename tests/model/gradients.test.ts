@@ -58,7 +58,7 @@ function relErrPerTensor(c: ModelConfig, ref: ArrayLike<number>, got: ArrayLike<
 
 const small = modelConfig({ contextLength: 16, dModel: 16, nLayers: 2, nHeads: 2 });
 
-test('float64 gradients match central finite differences for every parameter tensor (<= 1e-5)', async () => {
+void test('float64 gradients match central finite differences for every parameter tensor (<= 1e-5)', async () => {
   const b = makeBatch(2, 8, 1);
   const params = perturbedParams(small, 2);
   const gradS = await session(small, b, 'grad', 'float64', 'disabled');
@@ -83,7 +83,7 @@ test('float64 gradients match central finite differences for every parameter ten
   await lossS.release();
 });
 
-test('float32 graph with full ORT optimisation matches the float64 gradient (<= 1e-4)', async () => {
+void test('float32 graph with full ORT optimisation matches the float64 gradient (<= 1e-4)', async () => {
   const c = modelConfig('tiny');
   const b = makeBatch(3, 32, 3);
   const p64 = perturbedParams(c, 4);
@@ -101,7 +101,7 @@ test('float32 graph with full ORT optimisation matches the float64 gradient (<= 
   await s64.release();
 });
 
-test('tokens with loss weight 0 contribute exactly zero gradient', async () => {
+void test('tokens with loss weight 0 contribute exactly zero gradient', async () => {
   const c = modelConfig('tiny');
   const b = makeBatch(2, 32, 5);
   // Row 1: weights end at position 20, so positions 21.. are padding.
@@ -125,7 +125,7 @@ test('tokens with loss weight 0 contribute exactly zero gradient', async () => {
   await s.release();
 });
 
-test('in-graph AdamW with clipping matches a float64 reference over 3 steps', async () => {
+void test('in-graph AdamW with clipping matches a float64 reference over 3 steps', async () => {
   const c = modelConfig('tiny');
   const b = makeBatch(2, 16, 7);
   const P = paramLayout(c).total;
@@ -133,9 +133,9 @@ test('in-graph AdamW with clipping matches a float64 reference over 3 steps', as
   const hyper = { lr: 3e-3, wd: 0.1, b1: 0.9, b2: 0.95, eps: 1e-8, clip: 0.5 };
   const decay = new Float64Array(P);
   for (const sp of paramLayout(c).specs) if (sp.decay) decay.fill(1, sp.offset, sp.offset + sp.size);
-  let p = initParams(c, 8);
-  let m = new Float32Array(P);
-  let v = new Float32Array(P);
+  let p: Float32Array = initParams(c, 8);
+  let m: Float32Array = new Float32Array(P);
+  let v: Float32Array = new Float32Array(P);
   for (let t = 1; t <= 3; t++) {
     const h = new Float32Array(8);
     Object.assign(h, { [HYPER_INDEX.lr]: hyper.lr, [HYPER_INDEX.weightDecay]: hyper.wd, [HYPER_INDEX.beta1]: hyper.b1, [HYPER_INDEX.beta2]: hyper.b2, [HYPER_INDEX.eps]: hyper.eps, [HYPER_INDEX.biasCorr1]: 1 - hyper.b1 ** t, [HYPER_INDEX.biasCorr2]: 1 - hyper.b2 ** t, [HYPER_INDEX.clipNorm]: hyper.clip });

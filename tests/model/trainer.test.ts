@@ -20,7 +20,7 @@ function corpusBatch(): TrainBatch {
   return { tokens, lossWeights };
 }
 
-test('loss on a fixed small corpus falls by at least half within 200 steps', async () => {
+void test('loss on a fixed small corpus falls by at least half within 200 steps', async () => {
   const trainer = Trainer.fromSeed(modelConfig('tiny'), 1, { deterministic: true });
   const batch = corpusBatch();
   const hyper = { lr: 3e-3, weightDecay: 0.01, clipNorm: 1, beta1: 0.9, beta2: 0.95, eps: 1e-8 };
@@ -38,7 +38,7 @@ test('loss on a fixed small corpus falls by at least half within 200 steps', asy
   await trainer.close();
 });
 
-test('deterministic mode gives bit-identical parameters run to run', async () => {
+void test('deterministic mode gives bit-identical parameters run to run', async () => {
   const runs: Float32Array[] = [];
   for (let r = 0; r < 2; r++) {
     const trainer = Trainer.fromSeed(modelConfig('tiny'), 7, { deterministic: true });
@@ -49,7 +49,7 @@ test('deterministic mode gives bit-identical parameters run to run', async () =>
   assert.deepEqual(runs[0], runs[1]);
 });
 
-test('malformed batches are refused with a clear message', async () => {
+void test('malformed batches are refused with a clear message', async () => {
   const trainer = Trainer.fromSeed(modelConfig('tiny'), 1);
   await assert.rejects(trainer.step({ tokens: [[1]], lossWeights: [[1]] }), /at least 2/);
   await assert.rejects(trainer.step({ tokens: [[1, 2]], lossWeights: [[1]] }), /lossWeights has 1 entries for 2 tokens/);
