@@ -1,0 +1,87 @@
+// Entry point of a sandbox child process (forked by harness-sandbox/sandbox-process.ts with tsx). Holds
+// the isolates of recently used harnesses (one isolate per harness, never shared between harnesses) and
+// answers one request at a time. If anything here dies (a V8 out-of-memory, a catastrophic isolate error),
+// only this process dies; the worker restarts it and reports a typed failure.
+
+import type { HarnessManifest, HookName } from '../agent/harness-contract';
+import type { HarnessFailure, PhaseCall, PhaseResult } from '../agent/harness-runner';
+import { runPhase } from '../agent/harness-phases';
+import type { IsolateLimits } from './isolate-harness';
+import { IsolateHarness } from './isolate-harness';
+import type { ChildMessage, ParentMessage } from './protocol';
+
+/** Isolates kept alive per process (least recently used goes first); the pool passes it as argv[2]. */
+const MAX_ISOLATES = Math.max(1, Number(process.argv[2] ?? 4) || 4);
+/** After this many timeouts / memory failures in one batch, the rest of the batch is not run. */
+const STRIKES_PER_BATCH = 2;
+
+const isolates = new Map<string, IsolateHarness>();
+
+function send(msg: ChildMessage): void {
+  process.send?.(msg);
+}
+
+function getIsolate(harnessId: string, code: string, limits: IsolateLimits): { ok: true; harness: IsolateHarness } | { ok: false; failure: HarnessFailure } {
+  const cached = isolates.get(harnessId);
+  if (cached && !cached.disposed) {
+    isolates.delete(harnessId); // re-insert: Map order is the LRU order
+    isolates.set(harnessId, cached);
+    return { ok: true, harness: cached };
+  }
+  isolates.delete(harnessId);
+  const loaded = IsolateHarness.load(code, limits);
+  if (!loaded.ok) return loaded;
+  isolates.set(harnessId, loaded.harness);
+  while (isolates.size > MAX_ISOLATES) {
+    const [oldest, h] = isolates.entries().next().value as [string, IsolateHarness];
+    h.dispose();
+    isolates.delete(oldest);
+  }
+  return loaded;
+}
+
+async function runBatch(manifest: HarnessManifest, code: string, limits: IsolateLimits, calls: PhaseCall[]): Promise<PhaseResult[]> {
+  const results: PhaseResult[] = [];
+  let strikes = 0;
+  let lastStrike: HarnessFailure | null = null;
+  for (const call of calls) {
+    if (strikes >= STRIKES_PER_BATCH && lastStrike) {
+      results.push({ ok: false, failure: { ...lastStrike, reason: `not run: ${strikes} earlier calls in this batch failed (${lastStrike.reason})` } });
+      continue;
+    }
+    const caller = async (hook: HookName, input: unknown) => {
+      const iso = getIsolate(manifest.harnessId, code, limits);
+      if (!iso.ok) return iso;
+      return iso.harness.call(hook, input);
+    };
+    const r = await runPhase(manifest, caller, call);
+    if (!r.ok && (r.failure.kind === 'timeout' || r.failure.kind === 'memory-limit')) {
+      strikes++;
+      lastStrike = r.failure;
+    }
+    results.push(r);
+  }
+  return results;
+}
+
+process.on('message', (raw: ParentMessage) => {
+  if (raw.type === 'load') {
+    isolates.get(raw.harnessId)?.dispose();
+    isolates.delete(raw.harnessId);
+    const r = IsolateHarness.load(raw.code, raw.limits);
+    if (r.ok) isolates.set(raw.harnessId, r.harness);
+    send({ type: 'load-result', id: raw.id, result: r.ok ? { ok: true, manifestData: r.harness.manifestData } : { ok: false, failure: r.failure } });
+    return;
+  }
+  runBatch(raw.manifest, raw.code, raw.limits, raw.calls).then(
+    (results) => send({ type: 'run-result', id: raw.id, results }),
+    (e: unknown) => {
+      // A bug in trusted code: fail the batch loudly rather than hang the worker.
+      const reason = `sandbox process error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`;
+      send({ type: 'run-result', id: raw.id, results: raw.calls.map(() => ({ ok: false, failure: { kind: 'runtime-error', reason } })) });
+    },
+  );
+});
+
+process.on('disconnect', () => process.exit(0));
+send({ type: 'ready', pid: process.pid });

@@ -1,0 +1,126 @@
+// The sandbox pool the model worker owns: a few child processes hosting harness isolates, harness
+// loading (compile, static checks, load in an isolate, contract checks) and the sandboxed
+// `HarnessRunner` the agent loop drives. Each harness sticks to one process so its isolate is reused.
+
+import type { HarnessManifest, HarnessViolation, HookName } from '../agent/harness-contract';
+import { HOOK_NAMES, checkHarnessConfig, harnessConfigSchema } from '../agent/harness-contract';
+import type { HarnessFailure, HarnessRunner, PhaseCall, PhaseResult } from '../agent/harness-runner';
+import { compileHarness } from './compile';
+import type { IsolateLimits } from './isolate-harness';
+import { SandboxProcess } from './sandbox-process';
+
+export interface SandboxPoolOptions {
+  /** Child processes (1 is right on 2 cores: the model needs the other core). */
+  processes: number;
+  /** Resident-memory cap per child, MiB. Must cover maxIsolates x isolateMemoryMb plus ~100 MiB of Node. */
+  rssCapMb: number;
+  /** Isolates kept loaded per child. */
+  maxIsolates: number;
+  /** Resident-memory sampling period, ms. */
+  rssPollMs: number;
+  limits: IsolateLimits;
+}
+
+export const DEFAULT_SANDBOX_POOL_OPTIONS: SandboxPoolOptions = {
+  processes: 1,
+  rssCapMb: 768,
+  maxIsolates: 4,
+  rssPollMs: 50,
+  limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 },
+};
+
+export type LoadHarnessResult =
+  | { ok: true; runner: HarnessRunner; manifest: HarnessManifest; warnings: HarnessViolation[] }
+  | { ok: false; failure: HarnessFailure; violations: HarnessViolation[] };
+
+export class SandboxPool {
+  private readonly processes: SandboxProcess[];
+  readonly options: SandboxPoolOptions;
+
+  constructor(options: Partial<SandboxPoolOptions> = {}) {
+    this.options = { ...DEFAULT_SANDBOX_POOL_OPTIONS, ...options, limits: { ...DEFAULT_SANDBOX_POOL_OPTIONS.limits, ...options.limits } };
+    if (this.options.rssCapMb < 128) throw new Error(`rssCapMb ${this.options.rssCapMb} is too small: a Node child alone needs ~100 MiB`);
+    this.processes = Array.from({ length: Math.max(1, this.options.processes) }, () => new SandboxProcess(this.options));
+  }
+
+  /** Unexpected child deaths so far (each was answered with a typed failure and a fresh child). */
+  get restarts(): number {
+    return this.processes.reduce((n, p) => n + p.restarts, 0);
+  }
+
+  get peakRssMb(): number {
+    return Math.max(...this.processes.map((p) => p.peakRssMb));
+  }
+
+  /** Child pids (for tests that check the worker process survives). */
+  pids(): Array<number | undefined> {
+    return this.processes.map((p) => p.pid);
+  }
+
+  private processFor(harnessId: string): SandboxProcess {
+    return this.processes[parseInt(harnessId.slice(0, 8), 16) % this.processes.length];
+  }
+
+  /**
+   * Compiles, statically checks and loads a harness; on success returns its runner. Every violation
+   * found is listed; `failure` summarises them.
+   */
+  async loadHarness(source: string, options: { staticChecks?: 'enforce' | 'skip' } = {}): Promise<LoadHarnessResult> {
+    const compiled = compileHarness(source);
+    // 'skip' lets the validator check the rest of a file with static findings; the isolate enforces the
+    // same rules at run time anyway (no require, no host globals), the static pass only explains them.
+    const blocking = options.staticChecks === 'skip' ? compiled.violations.filter((v) => v.where === 'syntax') : compiled.violations;
+    if (blocking.length > 0 || compiled.syntaxErrors) {
+      return { ok: false, failure: { kind: 'compile-error', reason: summarise(compiled.violations) }, violations: compiled.violations };
+    }
+    const proc = this.processFor(compiled.harnessId);
+    const outcome = await proc.request({ type: 'load', harnessId: compiled.harnessId, code: compiled.code, limits: this.options.limits }, this.deadlineMs(1));
+    if (!outcome.ok) return { ok: false, failure: outcome.failure, violations: [{ where: 'load', message: outcome.failure.reason }] };
+    const reply = outcome.reply;
+    if (reply.type !== 'load-result') throw new Error(`sandbox protocol error: expected load-result, got ${reply.type}`);
+    if (!reply.result.ok) return { ok: false, failure: reply.result.failure, violations: [{ where: 'load', message: reply.result.failure.reason }] };
+    const data = reply.result.manifestData;
+    const violations: HarnessViolation[] = [...data.issues, ...checkHarnessConfig(data.config)];
+    if (violations.length > 0) {
+      return { ok: false, failure: { kind: 'contract-violation', reason: summarise(violations) }, violations };
+    }
+    const manifest: HarnessManifest = {
+      harnessId: compiled.harnessId,
+      config: harnessConfigSchema.parse(data.config),
+      hooks: data.hooks.filter((h): h is HookName => (HOOK_NAMES as readonly string[]).includes(h)),
+    };
+    const runner: HarnessRunner = { manifest, runPhases: (calls) => this.runPhases(manifest, compiled.code, calls) };
+    return { ok: true, runner, manifest, warnings: [] };
+  }
+
+  /** One IPC round trip for a whole batch of phase calls. */
+  private async runPhases(manifest: HarnessManifest, code: string, calls: PhaseCall[]): Promise<PhaseResult[]> {
+    if (calls.length === 0) return [];
+    const proc = this.processFor(manifest.harnessId);
+    const outcome = await proc.request({ type: 'run', manifest, code, limits: this.options.limits, calls }, this.deadlineMs(calls.length));
+    if (!outcome.ok) return calls.map(() => ({ ok: false, failure: outcome.failure }));
+    const reply = outcome.reply;
+    if (reply.type !== 'run-result' || reply.results.length !== calls.length) throw new Error('sandbox protocol error: bad run-result');
+    return reply.results;
+  }
+
+  /**
+   * Worker-side backstop for a hung child: room for every call to use two hooks' CPU limits, plus the
+   * child's own retries under load for a couple of them, plus start-up.
+   */
+  private deadlineMs(calls: number): number {
+    return 30_000 + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 24 * this.options.limits.hookCpuMs;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.close()));
+  }
+}
+
+function summarise(violations: HarnessViolation[]): string {
+  const head = violations
+    .slice(0, 5)
+    .map((v) => `${v.where}${v.line ? ` (line ${v.line})` : ''}: ${v.message}`)
+    .join('; ');
+  return violations.length > 5 ? `${head}; and ${violations.length - 5} more` : head;
+}

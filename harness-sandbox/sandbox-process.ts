@@ -1,0 +1,156 @@
+// The worker's handle on one sandbox child process: starts it (node + tsx), sends one request at a time,
+// watches its resident memory (Linux /proc) and kills it over the cap, and restarts it on the next
+// request after it died. A death during a request answers that request with a typed failure.
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { HarnessFailure } from '../agent/harness-runner';
+import type { ChildMessage, ParentMessage } from './protocol';
+import { CATASTROPHIC_EXIT_CODE } from './protocol';
+
+export interface SandboxProcessOptions {
+  /** Resident-memory cap of the child in MiB; over it the child is killed (memory-limit). */
+  rssCapMb: number;
+  /** Isolates the child keeps loaded (one per harness). */
+  maxIsolates: number;
+  /** How often the resident memory is sampled, in ms. */
+  rssPollMs: number;
+}
+
+export type RequestOutcome = { ok: true; reply: ChildMessage } | { ok: false; failure: HarnessFailure };
+
+type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
+export type SandboxRequest = Distribute<ParentMessage>;
+
+const CHILD_ENTRY = path.join(__dirname, 'child-main.ts');
+const PAGE_BYTES = 4096;
+
+export class SandboxProcess {
+  private child: ChildProcess | null = null;
+  private starting: Promise<ChildProcess> | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private nextId = 1;
+  private inFlight: { id: number; settle: (o: RequestOutcome) => void } | null = null;
+  private killedForRss = false;
+  private rssTimer: NodeJS.Timeout | null = null;
+  /** Times a child died unexpectedly (killed, crashed, out of memory). */
+  restarts = 0;
+  peakRssMb = 0;
+
+  constructor(private readonly options: SandboxProcessOptions) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Sends one request once the previous ones finished; resolves with the reply or a typed failure. */
+  request(msg: SandboxRequest, deadlineMs: number): Promise<RequestOutcome> {
+    const run = () => this.send(msg, deadlineMs);
+    const p = this.queue.then(run, run);
+    this.queue = p;
+    return p;
+  }
+
+  private async send(msg: SandboxRequest, deadlineMs: number): Promise<RequestOutcome> {
+    const child = await this.ensureStarted();
+    const id = this.nextId++;
+    return new Promise<RequestOutcome>((resolve) => {
+      const timer = setTimeout(() => {
+        this.killChild(`no reply within ${deadlineMs} ms`);
+      }, deadlineMs);
+      this.inFlight = {
+        id,
+        settle: (o) => {
+          clearTimeout(timer);
+          this.inFlight = null;
+          resolve(o);
+        },
+      };
+      child.send({ ...msg, id } as ParentMessage);
+    });
+  }
+
+  private ensureStarted(): Promise<ChildProcess> {
+    if (this.child) return Promise.resolve(this.child);
+    if (!this.starting) this.starting = this.start().finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private start(): Promise<ChildProcess> {
+    return new Promise((resolve, reject) => {
+      const child = fork(CHILD_ENTRY, [String(this.options.maxIsolates)], {
+        execArgv: ['--import', 'tsx', '--max-old-space-size=256'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        serialization: 'json',
+      });
+      this.killedForRss = false;
+      let ready = false;
+      child.on('message', (m: ChildMessage) => {
+        if (m.type === 'ready') {
+          ready = true;
+          this.child = child;
+          this.watchRss(child);
+          resolve(child);
+        } else if (this.inFlight && m.id === this.inFlight.id) this.inFlight.settle({ ok: true, reply: m });
+      });
+      child.on('exit', (code, signal) => {
+        if (this.rssTimer) clearInterval(this.rssTimer);
+        this.rssTimer = null;
+        if (this.child === child) this.child = null;
+        if (!this.closing) this.restarts++;
+        if (!ready) reject(new Error(`sandbox process failed to start (code ${code}, signal ${signal})`));
+        this.inFlight?.settle({ ok: false, failure: this.deathFailure(code, signal) });
+      });
+      child.on('error', (e) => {
+        if (!ready) reject(e);
+      });
+    });
+  }
+
+  private deathFailure(code: number | null, signal: NodeJS.Signals | null): HarnessFailure {
+    if (this.killedForRss) return { kind: 'memory-limit', reason: `the sandbox process exceeded its resident-memory cap of ${this.options.rssCapMb} MiB and was killed` };
+    if (this.killReason) return { kind: 'timeout', reason: `the sandbox process was killed: ${this.killReason}` };
+    if (signal === 'SIGABRT' || code === 134) return { kind: 'memory-limit', reason: 'the sandbox process aborted (V8 out of memory)' };
+    if (code === CATASTROPHIC_EXIT_CODE) return { kind: 'runtime-error', reason: 'the sandbox process hit a catastrophic isolate error and exited' };
+    return { kind: 'runtime-error', reason: `the sandbox process died (code ${code}, signal ${signal})` };
+  }
+
+  private killReason: string | null = null;
+  private closing = false;
+
+  private killChild(reason: string): void {
+    this.killReason = reason;
+    this.child?.kill('SIGKILL');
+  }
+
+  private watchRss(child: ChildProcess): void {
+    this.killReason = null;
+    const pid = child.pid;
+    if (pid === undefined) return;
+    this.rssTimer = setInterval(() => {
+      let rssMb: number;
+      try {
+        rssMb = (Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE_BYTES) / 2 ** 20;
+      } catch {
+        return; // the process is gone; 'exit' handles it
+      }
+      this.peakRssMb = Math.max(this.peakRssMb, rssMb);
+      if (rssMb > this.options.rssCapMb) {
+        this.killedForRss = true;
+        child.kill('SIGKILL');
+      }
+    }, this.options.rssPollMs);
+    this.rssTimer.unref();
+  }
+
+  /** Stops the child (pending requests get a runtime-error failure). */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.closing = true;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.disconnect();
+    await exited;
+  }
+}
