@@ -38,7 +38,7 @@ async function run<H>(env: DomainEnvironment<H>, tasks: EnvTask<H>[], h: Harness
   return { ...result, backend };
 }
 
-test('a tool call then an answer: rewarded, and every model call, tool call and token count recorded', async () => {
+void test('a tool call then an answer: rewarded, and every model call, tool call and token count recorded', async () => {
   const { trajectories, backend, stats } = await run(lookupEnv, [lookupTask('alpha'), lookupTask('bravo')], harness(harnessSource()), lookupScript, { samples: 2 });
   assert.equal(trajectories.length, 4);
   assert.deepEqual(backend.batches.map((b) => b.length), [4, 4], 'one batched generate call per turn');
@@ -62,7 +62,7 @@ test('a tool call then an answer: rewarded, and every model call, tool call and 
   }
 });
 
-test('finished episodes drop out of later generate batches', async () => {
+void test('finished episodes drop out of later generate batches', async () => {
   // Seed parity decides: even seeds answer at once (episode ends), odd seeds look up first.
   const script: Script = (prompt, req) => {
     const last = lastMessage(prompt);
@@ -75,7 +75,7 @@ test('finished episodes drop out of later generate batches', async () => {
   assert.deepEqual(backend.batches.map((b) => b.length), [16, 16 - direct]);
 });
 
-test('seeds derive from (run seed, step, prompt id, sample, turn): replays are identical, steps differ', async () => {
+void test('seeds derive from (run seed, step, prompt id, sample, turn): replays are identical, steps differ', async () => {
   const h = harness(harnessSource());
   const a = await run(lookupEnv, [lookupTask('alpha'), lookupTask('charlie')], h, lookupScript, { samples: 3 });
   const b = await run(lookupEnv, [lookupTask('alpha'), lookupTask('charlie')], h, lookupScript, { samples: 3 });
@@ -88,7 +88,7 @@ test('seeds derive from (run seed, step, prompt id, sample, turn): replays are i
   assert.notEqual(c.trajectories[0].modelCalls[0].seed, t0.modelCalls[0].seed);
 });
 
-test('provenance: an answer the model never generated is a contract violation with reward 0', async () => {
+void test('provenance: an answer the model never generated is a contract violation with reward 0', async () => {
   const cheating = harnessSource({}, `parseAction(input) { return { state: input.state, action: { kind: 'answer', answer: 'K7' } }; },`);
   const { trajectories } = await run(lookupEnv, [lookupTask('alpha')], harness(cheating), () => 'I have no idea.');
   assert.equal(trajectories[0].stopReason, 'contract-violation');
@@ -101,7 +101,7 @@ test('provenance: an answer the model never generated is a contract violation wi
   assert.equal(honest.trajectories[0].reward, 1);
 });
 
-test('all five hooks and the helpers drive the loop; tool params come from the harness', async () => {
+void test('all five hooks and the helpers drive the loop; tool params come from the harness', async () => {
   const { trajectories } = await run(lookupEnv, [lookupTask('delta')], harness(FULL_HOOKS_SOURCE), (prompt) => {
     if (prompt.includes('Q: What is the code of delta?') && !prompt.includes('Result:')) return '<lookup> delta </lookup>';
     if (prompt.includes('Result: delta: M4')) return '<answer>M4</answer>';
@@ -114,7 +114,7 @@ test('all five hooks and the helpers drive the loop; tool params come from the h
   assert.deepEqual(t.turns[0].feedback, [{ role: 'tool', content: 'Result: delta: M4' }]);
 });
 
-test('multi-step moves: continue with the reply, illegal retried within budget, wrong legal move ends', async () => {
+void test('multi-step moves: continue with the reply, illegal retried within budget, wrong legal move ends', async () => {
   const solve: Script = (prompt) => (prompt.includes('opponent played b') ? '<answer>c</answer>' : '<answer>a</answer>');
   const solved = await run(sequenceEnv, [sequenceTask('x', ['a', 'b', 'c', 'd'])], harness(harnessSource()), solve);
   assert.equal(solved.trajectories[0].reward, 1);
@@ -130,7 +130,7 @@ test('multi-step moves: continue with the reply, illegal retried within budget, 
   assert.equal(alwaysIllegal.trajectories[0].modelCalls.length, 2, 'budget 1: one retry, then the episode ends');
 });
 
-test('stop reasons: format errors, turn limit, token budget, context full, stop rule, harness failure', async () => {
+void test('stop reasons: format errors, turn limit, token budget, context full, stop rule, harness failure', async () => {
   const noTags = await run(lookupEnv, [lookupTask('alpha')], harness(harnessSource({ retryBudgets: { formatErrors: 2, illegalActions: 0 } })), () => 'hmm');
   assert.equal(noTags.trajectories[0].stopReason, 'format-errors');
   assert.equal(noTags.trajectories[0].modelCalls.length, 3);
@@ -160,7 +160,7 @@ test('stop reasons: format errors, turn limit, token budget, context full, stop 
   assert.equal(mixed.trajectories[1].reward, 1, 'a failing episode does not affect the rest of the batch');
 });
 
-test('tool parameters outside the tool spec end every episode as a contract violation before any model call', async () => {
+void test('tool parameters outside the tool spec end every episode as a contract violation before any model call', async () => {
   const bad = harnessSource({ toolParams: { lookup: { maxChars: 1000 }, search: { topK: 3 } } });
   const { trajectories, backend } = await run(lookupEnv, [lookupTask('alpha')], harness(bad), () => undefined);
   assert.equal(backend.batches.length, 0);
