@@ -17,6 +17,8 @@ export interface TrainGraphOptions {
   recomputeAttention?: boolean;
   /** Also output the raw (unclipped) flat gradient in 'train' mode (tests compare AdamW against it). */
   emitGradient?: boolean;
+  /** Also output the logits [rows * seqLen, vocab] (tests compare the decoders against them). */
+  emitLogits?: boolean;
 }
 
 /** Order of the `hyper` input vector of a 'train' graph. */
@@ -48,7 +50,8 @@ function attention(tape: Tape, q: string, k: string, v: string, mask: string, re
       : probs;
     const gv = b.op('MatMul', [b.op('Transpose', [p], swap), gy]);
     const dp = b.op('MatMul', [gy, b.op('Transpose', [v], swap)]);
-    const rowDot = b.op('ReduceSum', [b.op('Mul', [dp, p]), b.constI64([-1])], { keepdims: A.i(1) });
+    // sum_j p_ij dp_ij = gy_i . y_i: a reduction over head_dim instead of over the T x T matrix.
+    const rowDot = b.op('ReduceSum', [b.op('Mul', [gy, y]), b.constI64([-1])], { keepdims: A.i(1) });
     const ds = b.op('Mul', [p, b.op('Sub', [dp, rowDot])]);
     const gq = b.op('Mul', [b.op('MatMul', [ds, k]), scale]);
     const gk = b.op('MatMul', [b.op('Transpose', [ds], swap), qs]);
@@ -77,7 +80,7 @@ function weightedCrossEntropy(tape: Tape, logits: string, targets64: string, wei
 }
 
 /** Emits the GPT-2 forward on the tape; returns the loss value name and the parameter leaf names. */
-function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, recompute: boolean): { loss: string; leaves: string[] } {
+function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, recompute: boolean): { loss: string; leaves: string[]; logits: string } {
   const b = tape.b;
   const layout = paramLayout(c);
   const p = new Map<string, string>();
@@ -109,7 +112,7 @@ function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, reco
   }
   const xf = tape.layerNorm(x, P('ln_f.weight'), P('ln_f.bias'), c.layerNormEps);
   const logits = tape.linear(xf, P('wte.weight'), undefined, true);
-  return { loss: weightedCrossEntropy(tape, logits, targets, weights, c.vocabSize), leaves: layout.specs.map((s) => P(s.name)) };
+  return { loss: weightedCrossEntropy(tape, logits, targets, weights, c.vocabSize), leaves: layout.specs.map((s) => P(s.name)), logits };
 }
 
 /** In-graph AdamW (decoupled weight decay) with global-norm clipping over the flat gradient. */
@@ -137,8 +140,12 @@ export function buildTrainGraph(c: ModelConfig, o: TrainGraphOptions): Uint8Arra
   b.input('targets', 'int32', [o.rows, o.seqLen]);
   b.input('weights', ft, [o.rows, o.seqLen]);
   const tape = new Tape(b);
-  const { loss, leaves } = emitModelLoss(tape, c, o.rows, o.seqLen, o.recomputeAttention ?? false);
+  const { loss, leaves, logits } = emitModelLoss(tape, c, o.rows, o.seqLen, o.recomputeAttention ?? false);
   b.output(loss, ft, []);
+  if (o.emitLogits) {
+    b.op('Identity', [logits], {}, 'logits');
+    b.output('logits', ft, [o.rows * o.seqLen, c.vocabSize]);
+  }
   if (o.mode === 'loss') return b.toBytes();
   const grads = tape.backward(loss, leaves);
   const flat = leaves.map((leaf) => b.op('Reshape', [grads.get(leaf) as string, b.constI64([-1])]));

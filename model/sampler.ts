@@ -1,0 +1,151 @@
+// OrtSampler: the embedded ModelBackend. Each distinct prompt is prefilled once (transformers.js-layout
+// decoder, batch 1) and its K/V copied into the slots of every row that samples from it; rows then decode
+// together through the step graph against a fixed-slot cache held here in JS (grown by doubling, compacted
+// when half the rows have finished), so no step copies the whole cache.
+import * as ort from 'onnxruntime-node';
+import type { GenerateRequest, GenerateResult, ModelBackend, StopReason } from './backend';
+import { ModelConfig } from './config';
+import { buildHfDecoderGraph, buildStepGraph } from './decoder-graph';
+import { Rng } from './init';
+import { createSession, RuntimeOptions } from './ort-session';
+import { sampleToken } from './sampling';
+import { decodeTokens, encodeText, SPECIAL_TOKENS } from './tokenizer';
+import { DecodeRow, SlotCache } from './slot-cache';
+
+export interface SamplerOptions extends RuntimeOptions {
+  /** Rows decoded together; more requests run in waves (bounds cache memory). Default 64. */
+  maxBatchRows?: number;
+}
+
+interface Prefill {
+  keys: Float32Array[]; // per layer [H, T, hd]
+  values: Float32Array[];
+  lastLogits: Float32Array; // [V]
+}
+
+export class OrtSampler implements ModelBackend {
+  readonly maxContext: number;
+  /** Counters for tests and benchmarks: prompts prefilled, decode steps run, tokens generated. */
+  readonly stats = { prefillRuns: 0, decodeSteps: 0, generatedTokens: 0 };
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    readonly config: ModelConfig,
+    private readonly prefillSession: ort.InferenceSession,
+    private readonly stepSession: ort.InferenceSession,
+    private readonly maxBatchRows: number,
+  ) {
+    this.maxContext = config.contextLength;
+  }
+
+  static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
+    const [prefill, step] = await Promise.all([createSession(buildHfDecoderGraph(config, params), options), createSession(buildStepGraph(config, params), options)]);
+    return new OrtSampler(config, prefill, step, Math.max(1, options.maxBatchRows ?? 64));
+  }
+
+  /** Requests are served one generate() call at a time (the sessions are shared). */
+  generate(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+    const run = this.queue.then(() => this.generateNow(requests));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async generateNow(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+    requests.forEach((r, i) => this.validate(r, i));
+    const results: GenerateResult[] = new Array(requests.length);
+    for (let start = 0; start < requests.length; start += this.maxBatchRows) {
+      const wave = requests.slice(start, start + this.maxBatchRows);
+      const out = await this.runWave(wave);
+      out.forEach((r, i) => (results[start + i] = r));
+    }
+    return results;
+  }
+
+  private validate(r: GenerateRequest, i: number): void {
+    const V = this.config.vocabSize;
+    if (!Array.isArray(r.promptTokens) || r.promptTokens.length === 0) throw new Error(`request ${i}: promptTokens must be a non-empty array of token ids`);
+    if (r.promptTokens.some((t) => !Number.isInteger(t) || t < 0 || t >= V)) throw new Error(`request ${i}: promptTokens must be integers in [0, ${V})`);
+    if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0) throw new Error(`request ${i}: maxNewTokens must be a non-negative integer`);
+    if (!Number.isFinite(r.seed)) throw new Error(`request ${i}: seed must be a finite number`);
+  }
+
+  private async prefill(prompt: number[]): Promise<Prefill> {
+    const c = this.config;
+    const T = prompt.length;
+    const hd = c.dModel / c.nHeads;
+    const feeds: Record<string, ort.Tensor> = {
+      input_ids: new ort.Tensor('int64', BigInt64Array.from(prompt.map(BigInt)), [1, T]),
+      attention_mask: new ort.Tensor('int64', new BigInt64Array(T).fill(1n), [1, T]),
+      position_ids: new ort.Tensor('int64', BigInt64Array.from({ length: T }, (_, i) => BigInt(i)), [1, T]),
+    };
+    const empty = new Float32Array(0);
+    for (let l = 0; l < c.nLayers; l++) {
+      feeds[`past_key_values.${l}.key`] = new ort.Tensor('float32', empty, [1, c.nHeads, 0, hd]);
+      feeds[`past_key_values.${l}.value`] = new ort.Tensor('float32', empty, [1, c.nHeads, 0, hd]);
+    }
+    const out = await this.prefillSession.run(feeds);
+    this.stats.prefillRuns++;
+    const logits = out.logits.data as Float32Array;
+    return {
+      keys: Array.from({ length: c.nLayers }, (_, l) => out[`present.${l}.key`].data as Float32Array),
+      values: Array.from({ length: c.nLayers }, (_, l) => out[`present.${l}.value`].data as Float32Array),
+      lastLogits: logits.slice((T - 1) * c.vocabSize, T * c.vocabSize),
+    };
+  }
+
+  private async runWave(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+    const c = this.config;
+    const V = c.vocabSize;
+    const rows: DecodeRow[] = requests.map((req, index) => ({ index, req, rng: new Rng(req.seed), tokens: [], logprobs: [], pos: req.promptTokens.length, stop: undefined, stopTail: Math.max(0, ...(req.stopStrings ?? []).map((s) => encodeText(s).length + 4)) }));
+    for (const row of rows) {
+      if (row.req.maxNewTokens === 0) row.stop = 'max-new-tokens';
+      else if (row.req.promptTokens.length >= this.maxContext) row.stop = 'context-full';
+    }
+    const live = rows.filter((r) => !r.stop);
+    const prefills = new Map<string, Prefill>();
+    for (const row of live) {
+      const key = row.req.promptTokens.join(',');
+      if (!prefills.has(key)) prefills.set(key, await this.prefill(row.req.promptTokens));
+    }
+    const scratch = { ids: new Int32Array(V), probs: new Float64Array(V) };
+    const cache = new SlotCache(c, live, this.maxContext);
+    live.forEach((row, slot) => {
+      const pre = prefills.get(row.req.promptTokens.join(',')) as Prefill;
+      cache.fillPrompt(slot, row.req.promptTokens.length, pre.keys, pre.values);
+      this.accept(row, sampleToken(pre.lastLogits, 0, V, row.req, row.rng, scratch));
+    });
+    prefills.clear();
+    while (cache.rows.some((r) => !r.stop)) {
+      cache.prepare();
+      const out = await this.stepSession.run(cache.feeds());
+      this.stats.decodeSteps++;
+      const logits = out.logits.data as Float32Array;
+      cache.store(out);
+      cache.rows.forEach((row, slot) => {
+        if (row.stop) return;
+        this.accept(row, sampleToken(logits, slot * V, V, row.req, row.rng, scratch));
+      });
+    }
+    return rows.map((r) => ({ tokens: r.tokens, text: decodeTokens(r.tokens), logprobs: r.logprobs, stopReason: r.stop as StopReason }));
+  }
+
+  /** Appends a sampled token and decides whether the row stops (first matching reason wins). */
+  private accept(row: DecodeRow, s: { token: number; logprob: number }): void {
+    row.tokens.push(s.token);
+    this.stats.generatedTokens++;
+    row.logprobs.push(s.logprob);
+    const req = row.req;
+    if (req.stopTokens.includes(s.token)) row.stop = 'stop-token';
+    else if (row.stopTail > 0 && (req.stopStrings ?? []).some((str) => str.length > 0 && decodeTokens(row.tokens.slice(-row.stopTail)).endsWith(str))) row.stop = 'stop-string';
+    else if (row.tokens.length >= req.maxNewTokens) row.stop = 'max-new-tokens';
+    else if (req.promptTokens.length + row.tokens.length >= this.maxContext) row.stop = 'context-full';
+  }
+
+  async close(): Promise<void> {
+    await this.queue;
+    await this.prefillSession.release();
+    await this.stepSession.release();
+  }
+}
+
+export { SPECIAL_TOKENS };
