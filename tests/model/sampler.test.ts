@@ -36,7 +36,7 @@ function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return m;
 }
 
-test('KV-cache decoder (transformers.js layout) matches the full forward, prefill and token by token', async () => {
+void test('KV-cache decoder (transformers.js layout) matches the full forward, prefill and token by token', async () => {
   const tokens = encodeText('KV cache check: 12+7=19.').slice(0, 24);
   const T = tokens.length;
   const V = c.vocabSize;
@@ -67,7 +67,7 @@ test('KV-cache decoder (transformers.js layout) matches the full forward, prefil
   await s.release();
 });
 
-test('sampler (fixed-slot cache, mixed prompt lengths in one batch) reports the full-forward logprobs', async () => {
+void test('sampler (fixed-slot cache, mixed prompt lengths in one batch) reports the full-forward logprobs', async () => {
   const sampler = await OrtSampler.create(c, params, { threads: 1, maxBatchRows: 8 });
   const prompts = [encodeText('ab'), encodeText('a longer prompt here'), encodeText('ab'), encodeText('x')];
   const requests: GenerateRequest[] = prompts.map((p, i) => ({ promptTokens: p, maxNewTokens: 12 + 9 * i, temperature: 1, topK: 0, topP: 1, stopTokens: [], seed: 100 + i }));
@@ -95,7 +95,7 @@ test('sampler (fixed-slot cache, mixed prompt lengths in one batch) reports the 
   await sampler.close();
 });
 
-test('sampling is seeded per request, and stops on tokens, strings, max tokens and a full context', async () => {
+void test('sampling is seeded per request, and stops on tokens, strings, max tokens and a full context', async () => {
   const sampler = await OrtSampler.create(c, params, { threads: 1 });
   const base: GenerateRequest = { promptTokens: encodeText('hello'), maxNewTokens: 20, temperature: 1, topK: 20, topP: 0.9, stopTokens: [], seed: 5 };
   const [a, b, other] = await sampler.generate([base, { ...base }, { ...base, seed: 6 }]);
