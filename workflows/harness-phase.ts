@@ -126,7 +126,7 @@ function adoptAccepted(state: RunState, phase: HarnessPhase): void {
   if (row.name !== INCOMING) state.harnessName = `${phase.archiveKey.split('/').pop()}/${row.name}`;
 }
 
-async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts: Acts, rule: string): Promise<true> {
+export async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts: Acts, rule: string): Promise<true> {
   adoptAccepted(state, phase);
   const frontier = paretoFrontier(scores(phase)).map((c) => c.id);
   await acts.proposer.finalizeHarnessPhase({ runId: state.runId, archiveKey: phase.archiveKey, rows: phase.rows, accepted: phase.accepted, frontier });

@@ -146,4 +146,5 @@ export interface RunSummary {
   finalHarnessName: string;
   phases: PhaseRecord[];
   stoppedEarly: boolean;
+  continuedAsNew: number;
 }

@@ -70,7 +70,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   return false;
 }
 
-function endWeightPhase(state: RunState, phase: WeightPhase, rule: string): true {
+export function endWeightPhase(state: RunState, phase: WeightPhase, rule: string): true {
   phase.lastRule = rule;
   state.phases.push({
     kind: 'weight', index: phase.index, cycle: state.cycle, startStep: phase.startStep, endStep: state.weightStepsDone,

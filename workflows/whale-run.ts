@@ -20,8 +20,8 @@ import { RunStateSchema, STATE_VERSION, type RunState, type RunSummary } from '.
 import { epochsToSteps, stepsPerEpoch as computeStepsPerEpoch } from './decisions';
 import { stageAt } from './whale-run-plan';
 import { createActivityProxies, type Acts } from './whale-run-activities';
-import { runWeightStep, startWeightPhase } from './weight-phase';
-import { runHarnessRound, startHarnessPhase } from './harness-phase';
+import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
+import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
 import {
   pauseRunSignal, pauseRunUpdate, resumeRunSignal, resumeRunUpdate, runStatusQuery, setSwitchingPolicyUpdate,
@@ -37,8 +37,6 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
   let state: RunState | null = null;
   let unitScope: CancellationScope | null = null;
 
-  registerHandlers(() => state, (s) => (state = s), () => unitScope);
-
   if (carried !== undefined && carried !== null) {
     const parsed = RunStateSchema.safeParse(carried);
     if (!parsed.success) {
@@ -49,6 +47,8 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
     }
     state = parsed.data;
   }
+  // After the carried state is in place: messages buffered across continue-as-new see it at once.
+  registerHandlers(() => state, () => unitScope);
 
   const expanded = state ? { ok: true as const, config: state.config } : expandRunConfig(input);
   if (!expanded.ok) {
@@ -81,7 +81,7 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
       publish(state, 'running');
     }
     if (state.control.stop && state.phase.kind !== 'final') {
-      state.phase = state.control.stop === 'abandon-step' ? { kind: 'done' } : { kind: 'final' };
+      await closePhaseOnStop(state, acts);
       continue;
     }
     const current = state;
@@ -156,6 +156,14 @@ async function runUnit(state: RunState, acts: Acts): Promise<void> {
   }
 }
 
+/** A stop that arrives between units still closes the open phase, so the audit sees where it ended. */
+async function closePhaseOnStop(state: RunState, acts: Acts): Promise<void> {
+  const abandon = state.control.stop === 'abandon-step';
+  if (state.phase.kind === 'weight') endWeightPhase(state, state.phase, 'stopped on request');
+  else if (state.phase.kind === 'harness' && !abandon) await endHarnessPhase(state, state.phase, acts, 'stopped on request');
+  state.phase = abandon ? { kind: 'done' } : { kind: 'final' };
+}
+
 function afterPhase(state: RunState): void {
   const justFinished = state.phases[state.phases.length - 1];
   const budgetDone = state.weightStepsDone >= state.config.budget.totalWeightSteps
@@ -198,7 +206,7 @@ function publish(state: RunState, runState: string): void {
   });
 }
 
-function registerHandlers(get: () => RunState | null, _set: (s: RunState) => void, scope: () => CancellationScope | null): void {
+function registerHandlers(get: () => RunState | null, scope: () => CancellationScope | null): void {
   const requireState = (): RunState => {
     const s = get();
     if (!s) throw new Error('the run is still initialising; try again in a moment');
@@ -230,6 +238,8 @@ function registerHandlers(get: () => RunState | null, _set: (s: RunState) => voi
       const previous = s.config.switching;
       const next = validatePolicy(s, policy);
       s.config.switching = next;
+      // The method names the switching kind: a fixed run moved to patience is an adaptive run from here on.
+      s.config.method = next.kind === 'patience' ? 'whale-adaptive' : 'whale-fixed';
       s.policyChanges.push({ atWeightStep: s.weightStepsDone, switching: next });
       if (s.phase.kind === 'weight' && next.kind === 'patience' && previous.kind !== 'patience') s.phase.patience = null;
       return previous;
@@ -262,5 +272,6 @@ function summarise(state: RunState): RunSummary {
     initialMeanAt8: state.initialMeanAt8, bestMeanAt8: state.tests.best, finalMeanAt8: state.tests.final,
     ledger: state.ledger, finalCheckpoint: state.checkpoint, finalHarness: state.harness,
     finalHarnessName: state.harnessName, phases: state.phases, stoppedEarly: state.control.stop !== null,
+    continuedAsNew: state.continuedAsNew,
   };
 }

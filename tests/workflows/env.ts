@@ -1,0 +1,74 @@
+// A real Temporal dev server for workflow tests: the project-local `temporal` binary through
+// TestWorkflowEnvironment.createLocal, with the project's search attributes registered.
+import * as path from 'node:path';
+import { existsSync } from 'node:fs';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WhaleActivities } from '../../activities/types';
+import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+
+// Worker chatter (state changes, bundling) would bury test output; warnings and errors still show.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+export function temporalBinary(): string {
+  const p = process.env.TEMPORAL_CLI_PATH ?? path.join(ROOT, '.tools', 'bin', 'temporal');
+  if (!existsSync(p)) throw new Error(`temporal CLI not found at ${p}: run \`bash scripts/setup.sh\` first`);
+  return p;
+}
+
+export async function startTestServer(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: temporalBinary() },
+      searchAttributes: ALL_SEARCH_ATTRIBUTES,
+      extraArgs,
+      log: { format: 'pretty', level: 'error' },
+    },
+  });
+}
+
+let bundle: WorkflowBundleWithSourceMap | undefined;
+export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'workflows', 'index.ts'), logger: quietLogger });
+  return bundle;
+}
+
+const noop = () => undefined;
+const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m), log: noop };
+
+/** One worker serving both the orchestration queue (workflows) and the activity queues of a test. */
+export async function createTestWorker(env: TestWorkflowEnvironment, taskQueue: string, activities?: WhaleActivities): Promise<Worker> {
+  return Worker.create({
+    connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(),
+    ...(activities ? { activities } : {}),
+  });
+}
+
+export async function createActivityWorker(env: TestWorkflowEnvironment, taskQueue: string, activities: WhaleActivities): Promise<Worker> {
+  return Worker.create({ connection: env.nativeConnection, taskQueue, activities });
+}
+
+/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A run config for tests: every activity on `queue`, small sizes, the given method and policy. */
+export function testConfig(queue: string, overrides: Record<string, unknown>): Record<string, unknown> {
+  return {
+    version: 1,
+    domain: 'test-domain',
+    weight: { promptsPerStep: 10, samplesPerPrompt: 2 },
+    test: { everyEpochs: 1, samplesPerTask: 2 },
+    execution: { modelTaskQueue: queue, proposerTaskQueue: queue },
+    ...overrides,
+  };
+}
