@@ -126,5 +126,9 @@ function decodeResult(raw: unknown): HookValue {
   const body = JSON.parse(raw.slice(1)) as unknown;
   if (raw[0] === 'R') return { ok: true, value: body };
   const err = body as { kind: HarnessFailureKind; message: string };
+  // V8 reports a refused ArrayBuffer allocation (over the isolate's limit) as a RangeError in the isolate.
+  if (err.kind === 'runtime-error' && /Array buffer allocation failed/.test(err.message)) {
+    return { ok: false, failure: { kind: 'memory-limit', reason: `the isolate's memory limit refused an allocation (${err.message})` } };
+  }
   return { ok: false, failure: { kind: err.kind, reason: err.message } };
 }
