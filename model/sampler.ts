@@ -4,12 +4,13 @@
 // when half the rows have finished), so no step copies the whole cache.
 import * as ort from 'onnxruntime-node';
 import type { GenerateRequest, GenerateResult, ModelBackend, StopReason } from './backend';
+import type { Checkpoint } from './checkpoint';
 import { ModelConfig } from './config';
 import { buildHfDecoderGraph, buildStepGraph } from './decoder-graph';
 import { Rng } from './init';
 import { createSession, RuntimeOptions } from './ort-session';
 import { sampleToken } from './sampling';
-import { decodeTokens, encodeText, SPECIAL_TOKENS } from './tokenizer';
+import { decodeTokens, encodeText } from './tokenizer';
 import { DecodeRow, SlotCache } from './slot-cache';
 
 export interface SamplerOptions extends RuntimeOptions {
@@ -41,6 +42,10 @@ export class OrtSampler implements ModelBackend {
   static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
     const [prefill, step] = await Promise.all([createSession(buildHfDecoderGraph(config, params), options), createSession(buildStepGraph(config, params), options)]);
     return new OrtSampler(config, prefill, step, Math.max(1, options.maxBatchRows ?? 64));
+  }
+
+  static fromCheckpoint(ck: Pick<Checkpoint, 'config' | 'params'>, options: SamplerOptions = {}): Promise<OrtSampler> {
+    return OrtSampler.create(ck.config, ck.params, options);
   }
 
   /** Requests are served one generate() call at a time (the sessions are shared). */
@@ -147,5 +152,3 @@ export class OrtSampler implements ModelBackend {
     await this.stepSession.release();
   }
 }
-
-export { SPECIAL_TOKENS };

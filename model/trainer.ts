@@ -1,6 +1,9 @@
 // The Trainer: parameters, AdamW moments and step count as flat Float32Arrays, one cached ORT session per
 // (rows, length bucket), and an async `step` (ORT runs off the event loop, so activities keep heartbeating).
 import * as ort from 'onnxruntime-node';
+import type { ArtifactRef } from '../store/artifact-ref';
+import type { ArtifactStore } from '../store/artifact-store';
+import { Checkpoint, loadCheckpoint, saveCheckpoint } from './checkpoint';
 import { bucketLength, ModelConfig, paramLayout } from './config';
 import { initParams } from './init';
 import { createSession, RuntimeOptions } from './ort-session';
@@ -40,13 +43,8 @@ export interface StepResult {
   weightedTokens: number;
 }
 
-export interface TrainerState {
-  config: ModelConfig;
-  params: Float32Array;
-  adamM: Float32Array;
-  adamV: Float32Array;
-  step: number;
-}
+/** The trainer's whole state is a checkpoint. */
+export type TrainerState = Checkpoint;
 
 /** Packed feeds for one batch: inputs, shifted targets and weights, padded to the length bucket. */
 export function packBatch(config: ModelConfig, batch: TrainBatch): { rows: number; seqLen: number; tokens: Int32Array; targets: Int32Array; weights: Float32Array; count: number; weighted: number } {
@@ -111,6 +109,16 @@ export class Trainer {
 
   static fromState(state: TrainerState, options: RuntimeOptions = {}): Trainer {
     return new Trainer(state.config, { params: state.params.slice(), adamM: state.adamM.slice(), adamV: state.adamV.slice(), step: state.step }, options);
+  }
+
+  /** Resumes from a stored checkpoint (weights, AdamW moments and step). */
+  static async loadCheckpoint(store: ArtifactStore, ref: ArtifactRef, options: RuntimeOptions = {}): Promise<Trainer> {
+    const ck = await loadCheckpoint(store, ref);
+    return new Trainer(ck.config, { params: ck.params, adamM: ck.adamM, adamV: ck.adamV, step: ck.step }, options);
+  }
+
+  saveCheckpoint(store: ArtifactStore): Promise<ArtifactRef> {
+    return saveCheckpoint(store, this.state());
   }
 
   state(): TrainerState {

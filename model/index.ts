@@ -1,0 +1,34 @@
+// Public API of the model runtime: a small GPT-2-style byte-level LM trained and sampled by onnxruntime-node.
+//
+//   Configs       modelConfig('tiny' | 'embedded-1m' | 'embedded-3m' | {...}) -> ModelConfig (zod-validated);
+//                 PRESETS, LENGTH_BUCKETS, countParams(config), paramLayout(config).
+//   Weights       initParams(config, seed) -> Float32Array (deterministic GPT-2 initialisation).
+//   Training      Trainer.fromSeed(config, seed, { threads, deterministic }) or Trainer.fromState(checkpoint)
+//                 or await Trainer.loadCheckpoint(store, ref, opts);
+//                 await trainer.step({ tokens: rows, lossWeights: rows }, { lr, weightDecay, clipNorm, beta1,
+//                 beta2, eps }) -> { loss, gradNorm, tokens, weightedTokens }. lossWeights[r][i] weights the
+//                 loss of predicting tokens[r][i] (index 0 is never a target); loss = sum(w*nll)/sum(w).
+//                 One ORT session per (rows, length bucket): keep row counts steady. step() is async (ORT
+//                 runs off the event loop). trainer.state() is a Checkpoint; await trainer.close().
+//   Sampling      await OrtSampler.create(config, params, { threads, maxBatchRows }) or
+//                 OrtSampler.fromCheckpoint(checkpoint, opts): implements ModelBackend (model/backend.ts).
+//   Checkpoints   await saveCheckpoint(store, checkpoint) -> ArtifactRef; await loadCheckpoint(store, ref);
+//                 encodeCheckpoint / decodeCheckpoint (canonical bytes); CheckpointFormatError.
+//   Export        await exportForTransformersJs(checkpoint, dir): config.json, tokenizer files, onnx/model.onnx.
+//
+// Deterministic mode (1 intra-op, 1 inter-op thread, sequential) is bit-identical run to run. Sampling is
+// seeded per request; a request's samples can differ in rare near-ties between batch compositions, since
+// batched matmuls may round differently from single-row ones.
+export { modelConfig, ModelConfig, PRESETS, LENGTH_BUCKETS, countParams, paramLayout, forwardFlopsPerToken, bucketLength } from './config';
+export type { PresetName, ParamLayout, ParamSpec } from './config';
+export { initParams, Rng } from './init';
+export { Trainer, DEFAULT_HYPERPARAMS } from './trainer';
+export type { TrainBatch, StepHyperparams, StepResult, TrainerState } from './trainer';
+export type { RuntimeOptions } from './ort-session';
+export { OrtSampler } from './sampler';
+export type { SamplerOptions } from './sampler';
+export { saveCheckpoint, loadCheckpoint, encodeCheckpoint, decodeCheckpoint, CheckpointFormatError } from './checkpoint';
+export type { Checkpoint } from './checkpoint';
+export { exportForTransformersJs } from './export';
+export * from './tokenizer';
+export type { GenerateRequest, GenerateResult, ModelBackend, StopReason } from './backend';
