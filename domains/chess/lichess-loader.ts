@@ -43,7 +43,7 @@ export function parseLichessLine(line: string): ChessTask | { malformed: string 
   if (puzzleId.trim() === '') return { malformed: 'empty PuzzleId' };
   const moves = movesField.trim().split(/\s+/);
   if (moves.length < 2 || !moves.every((m) => UCI_PATTERN.test(m))) return { malformed: 'Moves must be at least two UCI moves (opponent first)' };
-  if (moves.length % 2 !== 0) return { malformed: 'Moves must end with a solver move (odd number of solver+opponent moves after the first)' };
+  if (moves.length % 2 !== 0) return { malformed: "Moves must hold an even number of moves: the opponent's move, then solver/opponent pairs ending with a solver move" };
   let chess: Chess;
   try {
     chess = new Chess(fen);

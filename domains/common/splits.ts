@@ -13,7 +13,8 @@ export const DEFAULT_SPLIT_SIZES: SplitSizes = { harness: 256, test: 256 };
 /**
  * Groups tasks by `itemKey`, ranks groups by sha256(seed + key), then fills D_test, then D_harness,
  * with whole groups (a group that would overflow a split is deferred to the next split), and gives
- * everything left to D_weight. Within a split, tasks keep the ranked order.
+ * everything left to D_weight. Within a split, tasks keep the ranked order (by id inside a group), so
+ * the result does not depend on the order the source yielded its tasks in.
  */
 export function assignSplits<Ref>(
   tasks: readonly EnvTask<Ref>[],
@@ -35,7 +36,7 @@ export function assignSplits<Ref>(
     );
   }
   const ranked = [...groups.entries()]
-    .map(([key, members]) => ({ rank: sha256Hex(`${seed}\u0000${key}`), members }))
+    .map(([key, members]) => ({ rank: sha256Hex(`${seed}\u0000${key}`), members: members.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) }))
     .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
   const out: DomainSplits<EnvTask<Ref>> = { weight: [], harness: [], test: [] };
   for (const { members } of ranked) {

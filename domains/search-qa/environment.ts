@@ -16,8 +16,8 @@ export const SEARCH_TOOL: ToolSpec = {
   name: 'search',
   description: 'search(query): BM25 search over the document collection; returns the top passages',
   params: {
-    k: { description: 'number of passages returned', kind: 'int', min: 1, max: 10, default: 3 },
-    maxChars: { description: 'each passage is cut to this many characters', kind: 'int', min: 8, max: 1000, default: 200 },
+    topK: { description: 'number of passages returned', kind: 'int', min: 1, max: 10, default: 3 },
+    docChars: { description: 'each passage is cut to this many characters', kind: 'int', min: 8, max: 1000, default: 200 },
   },
 };
 
@@ -40,8 +40,8 @@ export function createSearchQaEnvironment(index: Bm25Index): DomainEnvironment<Q
         return { state, ok: false, text: `unknown tool "${call.tool}"; the only tool is search`, data: null };
       }
       const query = call.input.trim();
-      const k = call.params.k ?? SEARCH_TOOL.params.k.default;
-      const maxChars = call.params.maxChars ?? SEARCH_TOOL.params.maxChars.default;
+      const k = call.params.topK ?? SEARCH_TOOL.params.topK.default;
+      const maxChars = call.params.docChars ?? SEARCH_TOOL.params.docChars.default;
       if (query === '') {
         return { state, ok: false, text: 'empty query; put search words inside the tag', data: [] };
       }
