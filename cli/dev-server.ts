@@ -2,7 +2,7 @@
 // data folder (state survives restarts), the project's search attributes, a long namespace retention,
 // and the workers as child processes; Ctrl-C stops everything cleanly.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync } from 'node:fs';
 import * as path from 'node:path';
 import type { TemporalConfig } from '../temporal.config';
 import { searchAttributeFlags } from '../workflows/search-attributes';
@@ -19,9 +19,10 @@ export function temporalCliPath(): string {
 export interface DevServerOptions {
   config: TemporalConfig;
   headless?: boolean;
+  /** Server output goes to <dataDir>/server.log instead of the terminal. */
+  quiet?: boolean;
   /** Extra `--dynamic-config-value` entries, e.g. for tests. */
   dynamicConfig?: string[];
-  quiet?: boolean;
 }
 
 /** Starts the dev server as a child process and resolves once it answers; the caller stops it. */
@@ -44,7 +45,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<ChildProce
   if (serverAnswers(config)) {
     throw new Error(`a Temporal server already answers at ${config.address}: stop it first (is another \`whale dev\` running?), or set WHALE_DEV_PORT and WHALE_TEMPORAL_ADDRESS to use another port`);
   }
-  const child = spawn(cli, args, { stdio: ['ignore', opts.quiet ? 'ignore' : 'inherit', 'inherit'] });
+  const logFd = opts.quiet ? openSync(path.join(dataDir, 'server.log'), 'a') : null;
+  const child = spawn(cli, args, { stdio: logFd === null ? ['ignore', 'inherit', 'inherit'] : ['ignore', logFd, logFd] });
   let exitedEarly: ((err: Error) => void) | null = null;
   const exited = new Promise<never>((_, reject) => (exitedEarly = reject));
   exited.catch(() => undefined);

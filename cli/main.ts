@@ -11,6 +11,7 @@ import { WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
 import { startDevServer, stopChild } from './dev-server';
 import { describeRun, formatStatus, listRuns } from './status';
 import { PROJECT_ROOT } from './paths';
+import { runDemo } from './demo';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -74,6 +75,11 @@ export function buildProgram(): Command {
       process.stdout.write('[whale] stopped\n');
       if (serverDied) process.exitCode = 1;
     });
+
+  program
+    .command('demo')
+    .description('run the main job on the embedded default (starts a dev server and workers if none run)')
+    .action(async () => runDemo());
 
   program
     .command('worker')

@@ -7,6 +7,8 @@ import { createOrchestrationWorker } from './orchestration';
 
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
+/** The worker kinds whose activities this release implements (the demo starts these). */
+export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration'];
 
 let runtimeInstalled = false;
 function installRuntime(json: boolean): void {

@@ -141,17 +141,24 @@ export const RunConfigV1 = z
       .prefault({}),
   })
   .superRefine((c, ctx) => {
-    if (c.method === 'whale-adaptive' && c.switching.kind !== 'patience') {
-      ctx.addIssue({ code: 'custom', path: ['switching', 'kind'], message: "method 'whale-adaptive' needs switching.kind 'patience' (or omit switching to get the patience defaults)" });
-    }
-    if ((c.method === 'whale-fixed' || c.method === 'prompt-only') && c.switching.kind !== 'fixed') {
-      ctx.addIssue({ code: 'custom', path: ['switching', 'kind'], message: `method '${c.method}' needs switching.kind 'fixed'; use method 'whale-adaptive' for patience switching` });
-    }
+    const mismatch = methodSwitchingProblem(c.method, c.switching.kind);
+    if (mismatch) ctx.addIssue({ code: 'custom', path: ['switching', 'kind'], message: mismatch });
     if (c.method !== 'harness-only' && c.budget.totalWeightSteps < 1) {
       ctx.addIssue({ code: 'custom', path: ['budget', 'totalWeightSteps'], message: `method '${c.method}' trains weights: budget.totalWeightSteps must be at least 1` });
     }
   });
 export type RunConfig = z.infer<typeof RunConfigV1>;
+
+/** The method names its switching kind; a mismatch is reported even when other fields fail to parse. */
+function methodSwitchingProblem(method: unknown, kind: unknown): string | null {
+  if (method === 'whale-adaptive' && kind !== undefined && kind !== 'patience') {
+    return "method 'whale-adaptive' needs switching.kind 'patience' (or omit switching to get the patience defaults)";
+  }
+  if ((method === 'whale-fixed' || method === 'prompt-only') && kind !== undefined && kind !== 'fixed') {
+    return `method '${String(method)}' needs switching.kind 'fixed'; use method 'whale-adaptive' for patience switching`;
+  }
+  return null;
+}
 
 /** Fills method-dependent defaults before parsing (adaptive runs default to patience switching). */
 function withMethodDefaults(input: Record<string, unknown>): Record<string, unknown> {
@@ -171,8 +178,10 @@ export function expandRunConfig(input: unknown): ParseResult {
   if (obj.version !== 1) return { ok: false, problems: [`version: ${JSON.stringify(obj.version)} is not a config version this release knows; use "version": 1`] };
   const parsed = RunConfigV1.safeParse(withMethodDefaults(obj));
   if (parsed.success) return { ok: true, config: parsed.data };
-  return {
-    ok: false,
-    problems: parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`),
-  };
+  const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`);
+  const switching = obj.switching as { kind?: unknown } | undefined;
+  const mismatch = methodSwitchingProblem(obj.method ?? 'whale-fixed', typeof switching === 'object' && switching ? switching.kind : undefined);
+  const line = mismatch ? `switching.kind: ${mismatch}` : null;
+  if (line && !problems.includes(line)) problems.push(line);
+  return { ok: false, problems };
 }
