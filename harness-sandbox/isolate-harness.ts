@@ -1,8 +1,12 @@
 // One harness loaded into its own V8 isolate (inside a sandbox child process): load with a memory limit,
 // call hooks with a CPU-time limit, and turn every way that can fail into a typed HarnessFailure.
 // CPU time, not wall time, decides a timeout: isolated-vm's `timeout` is wall-clock, so a call that hits
-// it is re-run with a longer wall allowance unless the isolate really used its CPU budget (hooks are
-// pure, so re-running is safe). A loaded machine therefore cannot flip a healthy harness into a timeout.
+// it is re-run with a longer wall allowance unless it really used its CPU budget (hooks are pure, so
+// re-running is safe). A loaded machine therefore cannot flip a healthy harness into a timeout.
+// CPU is measured with process.cpuUsage(), not `isolate.cpuTime`: measured on this build (isolated-vm
+// 5.0.4, Linux), `cpuTime` advanced by the full 1 s a stopped process spent off-CPU, i.e. it counts wall
+// time while the isolate is entered. The isolate runs synchronously on this process's main thread
+// (applySync) and the process does nothing else meanwhile, so the process's CPU usage is the hook's.
 
 import ivm from 'isolated-vm';
 import type { HookName } from '../agent/harness-contract';
@@ -91,14 +95,15 @@ function dispose(isolate: ivm.Isolate): void {
 /** Runs `run(wallMs)` until it returns, uses up its CPU budget, or runs out of wall allowances. */
 function callWithCpuLimit(isolate: ivm.Isolate, limits: IsolateLimits, run: (wallMs: number) => unknown): HookValue {
   for (let attempt = 0; attempt < WALL_MULTIPLES.length; attempt++) {
-    const cpu0 = isolate.cpuTime;
+    const cpu0 = process.cpuUsage();
     const wallMs = Math.ceil(limits.hookCpuMs * WALL_MULTIPLES[attempt]);
     try {
       const raw = run(wallMs);
       return decodeResult(raw);
     } catch (e) {
       if (isolate.isDisposed || !isTimeout(e)) return { ok: false, failure: classifyHostError(isolate, e, 'runtime-error') };
-      const cpuMs = Number(isolate.cpuTime - cpu0) / 1e6;
+      const used = process.cpuUsage(cpu0);
+      const cpuMs = (used.user + used.system) / 1000;
       const last = attempt === WALL_MULTIPLES.length - 1;
       if (cpuMs >= limits.hookCpuMs * 0.95 || last) {
         return { ok: false, failure: { kind: 'timeout', reason: `used ${cpuMs.toFixed(0)} ms of CPU (${wallMs} ms wall) against a limit of ${limits.hookCpuMs} ms CPU per call` } };

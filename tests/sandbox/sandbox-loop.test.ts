@@ -1,0 +1,79 @@
+// The sandboxed runner against the in-process one: identical trajectories from the same loop, at most
+// one IPC message per phase per turn for the whole batch, and the validator's full violation report.
+
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import type { HarnessRunner } from '../../agent/harness-runner';
+import { runEpisodes } from '../../agent/loop';
+import { loadHarnessInProcess } from '../../harness-sandbox/in-process';
+import { SandboxPool } from '../../harness-sandbox/pool';
+import { validateHarnessSource } from '../../harness-sandbox/validate';
+import { FULL_HOOKS_SOURCE, harnessSource } from '../agent/harness-fixtures';
+import { ScriptedBackend, lastMessage } from '../agent/scripted-backend';
+import { lookupEnv, lookupTask } from '../agent/toy-env';
+
+const pool = new SandboxPool({ limits: { isolateMemoryMb: 32, hookCpuMs: 500 } });
+after(() => pool.close());
+
+function counting(runner: HarnessRunner): { runner: HarnessRunner; batches: number[] } {
+  const batches: number[] = [];
+  return { batches, runner: { manifest: runner.manifest, runPhases: (calls) => (batches.push(calls.length), runner.runPhases(calls)) } };
+}
+
+void test('sandboxed and in-process runs of the same harness give identical trajectories; one IPC message per phase per turn', async () => {
+  const script = (prompt: string, req: { seed: number }) => {
+    const last = lastMessage(prompt);
+    const q = /Q: What is the code of (\w+)\?/.exec(prompt);
+    if (last.startsWith('Result: ')) return req.seed % 3 === 0 ? 'no idea' : `<answer>${last.split(': ')[2]}</answer>`;
+    if (last === 'Use the tags.') return req.seed % 5 < 2 ? 'still thinking' : `<answer>${q?.[1] ?? 'x'}</answer>`;
+    if (q) return req.seed % 2 === 0 ? `<lookup>${q[1]}</lookup>` : 'thinking...';
+    return undefined;
+  };
+  const tasks = [lookupTask('alpha'), lookupTask('bravo'), lookupTask('charlie'), lookupTask('delta')];
+  const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 64, maxEpisodeTokens: 512 };
+
+  const sandboxed = await pool.loadHarness(FULL_HOOKS_SOURCE);
+  assert.ok(sandboxed.ok);
+  const inProcess = loadHarnessInProcess(FULL_HOOKS_SOURCE);
+  assert.ok(inProcess.ok);
+  const a = counting(sandboxed.runner);
+  const b = counting(inProcess.runner);
+  const ra = await runEpisodes({ backend: new ScriptedBackend(script), environment: lookupEnv, harness: a.runner, tasks, samplesPerTask: 8, sampling, runSeed: 5, step: 2 });
+  const rb = await runEpisodes({ backend: new ScriptedBackend(script), environment: lookupEnv, harness: b.runner, tasks, samplesPerTask: 8, sampling, runSeed: 5, step: 2 });
+  assert.deepEqual(ra.trajectories, rb.trajectories);
+  const stops = new Set(ra.trajectories.map((t) => t.stopReason));
+  assert.ok(stops.size >= 2, `the script should produce varied endings, got ${[...stops].join(', ')}`);
+  assert.deepEqual(new Set(ra.trajectories.map((t) => t.reward)), new Set([0, 1]));
+  // start + (parse, react) per turn: never more than 1 + 2 x turns messages for 32 episodes.
+  assert.equal(a.batches[0], 32, 'the start phase of all 32 episodes is one message');
+  assert.ok(a.batches.length <= 1 + 2 * ra.stats.turns, `${a.batches.length} messages for ${ra.stats.turns} turns`);
+  assert.deepEqual(a.batches, b.batches);
+});
+
+void test('the validator reports every violation in a harness file, with lines', async () => {
+  const bad = harnessSource(
+    { maxTurns: 99, retryBudgets: { formatErrors: 20, illegalActions: 0 }, toolParams: { lookup: { maxChars: 500 }, search: { topK: 3 } } },
+    `async setup() { return { state: null }; },
+    parseAction(input) { const t = process.env.X; return { state: input.state, action: { kind: 'none', reason: String(t) } }; },
+    bogus() { return 1; },`,
+    "import { readFileSync } from 'fs';",
+  ).replace('const harness: HarnessDefinition', 'const harness: any');
+  const report = await validateHarnessSource(pool, bad, lookupEnv.tools);
+  assert.equal(report.ok, false);
+  const wheres = report.violations.map((v) => v.where);
+  for (const w of ['import', 'async', 'global', 'hooks.bogus', 'config.maxTurns', 'config.retryBudgets.formatErrors']) {
+    assert.ok(wheres.includes(w), `missing ${w} in ${JSON.stringify(report.violations)}`);
+  }
+  assert.ok(report.violations.find((v) => v.where === 'import')?.line === 2, 'static findings carry line numbers');
+  assert.equal(report.failure?.kind, 'compile-error');
+
+  const toolsOnly = harnessSource({ toolParams: { lookup: { maxChars: 500 }, search: { topK: 3 } } });
+  const r2 = await validateHarnessSource(pool, toolsOnly, lookupEnv.tools);
+  assert.deepEqual(r2.violations.map((v) => v.where).sort(), ['config.toolParams.lookup.maxChars', 'config.toolParams.search']);
+  assert.equal(r2.failure?.kind, 'contract-violation');
+
+  const good = await validateHarnessSource(pool, FULL_HOOKS_SOURCE, lookupEnv.tools);
+  assert.deepEqual(good.violations, []);
+  assert.ok(good.ok && good.manifest);
+  assert.deepEqual([...good.manifest.hooks].sort(), ['feedback', 'formatObservation', 'parseAction', 'setup', 'shouldStop']);
+});
