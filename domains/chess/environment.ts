@@ -19,8 +19,11 @@ export type ChessState = {
   status: 'playing' | 'solved' | 'failed';
 };
 
+/** The visible facts of a position. `legalMovesText` is the same list as one string, so a harness's
+ * user template can show it with a plain `{legalMovesText}` placeholder (arrays are not filled). */
 function positionData(chess: Chess): JsonObject {
-  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves: legalUciMoves(chess) };
+  const legalMoves = legalUciMoves(chess);
+  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves, legalMovesText: legalMoves.join(' ') };
 }
 
 export function createChessEnvironment(): DomainEnvironment<ChessReference, ChessState> {
