@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { HarnessFailure } from '../agent/harness-runner';
 import type { ChildMessage, ParentMessage } from './protocol';
 import { CATASTROPHIC_EXIT_CODE } from './protocol';
@@ -24,6 +25,8 @@ type Distribute<T> = T extends unknown ? Omit<T, 'id'> : never;
 export type SandboxRequest = Distribute<ParentMessage>;
 
 const CHILD_ENTRY = path.join(__dirname, 'child-main.ts');
+// tsx's loader by absolute URL, so the child starts whatever the worker's working directory is.
+const TSX_LOADER = pathToFileURL(require.resolve('tsx')).href;
 const PAGE_BYTES = 4096;
 
 export class SandboxProcess {
@@ -80,7 +83,7 @@ export class SandboxProcess {
   private start(): Promise<ChildProcess> {
     return new Promise((resolve, reject) => {
       const child = fork(CHILD_ENTRY, [String(this.options.maxIsolates)], {
-        execArgv: ['--import', 'tsx', '--max-old-space-size=256'],
+        execArgv: ['--import', TSX_LOADER, '--max-old-space-size=256'],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         serialization: 'json',
       });
