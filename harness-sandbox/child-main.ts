@@ -16,6 +16,8 @@ const MAX_ISOLATES = Math.max(1, Number(process.argv[2] ?? 4) || 4);
 const STRIKES_PER_BATCH = 2;
 
 const isolates = new Map<string, IsolateHarness>();
+/** Isolates created by this process (reported with each batch, so tests and benchmarks see reloads). */
+let isolateLoads = 0;
 
 function send(msg: ChildMessage): void {
   process.send?.(msg);
@@ -28,16 +30,22 @@ function getIsolate(harnessId: string, code: string, limits: IsolateLimits): { o
     isolates.set(harnessId, cached);
     return { ok: true, harness: cached };
   }
-  isolates.delete(harnessId);
   const loaded = IsolateHarness.load(code, limits);
-  if (!loaded.ok) return loaded;
-  isolates.set(harnessId, loaded.harness);
+  if (loaded.ok) install(harnessId, loaded.harness);
+  return loaded;
+}
+
+/** Caches an isolate as the most recently used one, disposing the least recently used beyond the cap. */
+function install(harnessId: string, harness: IsolateHarness): void {
+  isolates.get(harnessId)?.dispose();
+  isolates.delete(harnessId);
+  isolates.set(harnessId, harness);
+  isolateLoads++;
   while (isolates.size > MAX_ISOLATES) {
     const [oldest, h] = isolates.entries().next().value as [string, IsolateHarness];
     h.dispose();
     isolates.delete(oldest);
   }
-  return loaded;
 }
 
 async function runBatch(manifest: HarnessManifest, code: string, limits: IsolateLimits, calls: PhaseCall[]): Promise<PhaseResult[]> {
@@ -66,19 +74,18 @@ async function runBatch(manifest: HarnessManifest, code: string, limits: Isolate
 
 process.on('message', (raw: ParentMessage) => {
   if (raw.type === 'load') {
-    isolates.get(raw.harnessId)?.dispose();
-    isolates.delete(raw.harnessId);
     const r = IsolateHarness.load(raw.code, raw.limits);
-    if (r.ok) isolates.set(raw.harnessId, r.harness);
+    if (r.ok) install(raw.harnessId, r.harness);
     send({ type: 'load-result', id: raw.id, result: r.ok ? { ok: true, manifestData: r.harness.manifestData } : { ok: false, failure: r.failure } });
     return;
   }
+  const t0 = performance.now();
   runBatch(raw.manifest, raw.code, raw.limits, raw.calls).then(
-    (results) => send({ type: 'run-result', id: raw.id, results }),
+    (results) => send({ type: 'run-result', id: raw.id, results, childMs: performance.now() - t0, isolateLoads }),
     (e: unknown) => {
       // A bug in trusted code: fail the batch loudly rather than hang the worker.
       const reason = `sandbox process error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`;
-      send({ type: 'run-result', id: raw.id, results: raw.calls.map(() => ({ ok: false, failure: { kind: 'runtime-error', reason } })) });
+      send({ type: 'run-result', id: raw.id, results: raw.calls.map(() => ({ ok: false, failure: { kind: 'runtime-error', reason } })), childMs: performance.now() - t0, isolateLoads });
     },
   );
 });

@@ -43,6 +43,15 @@ export class SandboxPool {
     this.processes = Array.from({ length: Math.max(1, this.options.processes) }, () => new SandboxProcess(this.options));
   }
 
+  /** Phase batches run, and where their time went: inside the child vs. the whole round trip (ms). */
+  readonly timing = { batches: 0, childMs: 0, roundTripMs: 0 };
+  /** Isolates the children have created, as last reported per child (reloads after eviction or failure). */
+  private readonly isolateLoadsByProcess = new Map<SandboxProcess, number>();
+
+  get isolateLoads(): number {
+    return [...this.isolateLoadsByProcess.values()].reduce((a, b) => a + b, 0);
+  }
+
   /** Unexpected child deaths so far (each was answered with a typed failure and a fresh child). */
   get restarts(): number {
     return this.processes.reduce((n, p) => n + p.restarts, 0);
@@ -97,10 +106,15 @@ export class SandboxPool {
   private async runPhases(manifest: HarnessManifest, code: string, calls: PhaseCall[]): Promise<PhaseResult[]> {
     if (calls.length === 0) return [];
     const proc = this.processFor(manifest.harnessId);
+    const t0 = performance.now();
     const outcome = await proc.request({ type: 'run', manifest, code, limits: this.options.limits, calls }, this.deadlineMs(calls.length));
     if (!outcome.ok) return calls.map(() => ({ ok: false, failure: outcome.failure }));
     const reply = outcome.reply;
     if (reply.type !== 'run-result' || reply.results.length !== calls.length) throw new Error('sandbox protocol error: bad run-result');
+    this.timing.batches++;
+    this.timing.childMs += reply.childMs;
+    this.timing.roundTripMs += performance.now() - t0;
+    this.isolateLoadsByProcess.set(proc, reply.isolateLoads);
     return reply.results;
   }
 

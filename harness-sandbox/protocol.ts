@@ -14,7 +14,7 @@ export type LoadReply = { ok: true; manifestData: LoadedManifestData } | { ok: f
 export type ChildMessage =
   | { type: 'ready'; pid: number }
   | { type: 'load-result'; id: number; result: LoadReply }
-  | { type: 'run-result'; id: number; results: PhaseResult[] };
+  | { type: 'run-result'; id: number; results: PhaseResult[]; childMs: number; isolateLoads: number };
 
 /** Exit code a child uses after isolated-vm reports a catastrophic error (the process must not go on). */
 export const CATASTROPHIC_EXIT_CODE = 70;

@@ -136,6 +136,8 @@ async function main(): Promise<void> {
   const ms = median(wall.sandboxed);
   console.log(`median wall per batch: unsandboxed ${mu.toFixed(0)} ms, sandboxed ${ms.toFixed(0)} ms, overhead ${(((ms - mu) / mu) * 100).toFixed(2)}%`);
   console.log(`median harness time per batch: unsandboxed ${median(hooks.unsandboxed).toFixed(1)} ms, sandboxed (hooks + IPC) ${median(hooks.sandboxed).toFixed(1)} ms = ${((median(hooks.sandboxed) / ms) * 100).toFixed(2)}% of the sandboxed batch`);
+  const t = pool.timing;
+  console.log(`sandbox IPC messages: ${t.batches}, mean round trip ${(t.roundTripMs / t.batches).toFixed(2)} ms, of which in the child (isolate calls, checks) ${(t.childMs / t.batches).toFixed(2)} ms`);
   console.log(`identical trajectories (turns, actions, tool outputs) in both modes: ${identical}`);
   await pool.close();
   await backend.close();

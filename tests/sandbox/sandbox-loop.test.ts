@@ -77,3 +77,24 @@ void test('the validator reports every violation in a harness file, with lines',
   assert.ok(good.ok && good.manifest);
   assert.deepEqual([...good.manifest.hooks].sort(), ['feedback', 'formatObservation', 'parseAction', 'setup', 'shouldStop']);
 });
+
+void test('two harnesses interleaved on one process with room for one isolate: evicted isolates reload, results stay right', async () => {
+  const tight = new SandboxPool({ maxIsolates: 1, limits: { isolateMemoryMb: 32, hookCpuMs: 500 } });
+  try {
+    const a = await tight.loadHarness(harnessSource({ name: 'a' }, "formatObservation(input) { return { state: 'a', text: 'A: ' + input.task.question }; },"));
+    const b = await tight.loadHarness(harnessSource({ name: 'b' }, "formatObservation(input) { return { state: 'b', text: 'B: ' + input.task.question }; },"));
+    assert.ok(a.ok && b.ok);
+    const call = { phase: 'start' as const, input: { task: { id: 't', question: 'q?', view: {} }, observation: {}, tools: [] } };
+    const rounds = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? a : b).runner.runPhases([call, call])));
+    rounds.forEach((results, i) => {
+      for (const r of results) {
+        assert.ok(r.ok && 'messages' in r.output);
+        assert.equal(r.output.messages[1].content, `${i % 2 === 0 ? 'A' : 'B'}: q?`);
+      }
+    });
+    assert.ok(tight.isolateLoads >= 6, `each alternation must reload the evicted isolate, saw ${tight.isolateLoads} loads`);
+    assert.equal(tight.restarts, 0);
+  } finally {
+    await tight.close();
+  }
+});
