@@ -72,12 +72,30 @@ export class Tape {
     const inputs = bias ? [x, w, bias] : [x, w];
     this.record(inputs, [y], [[m, n]], ([gy]) => {
       if (!gy) return [];
-      const gx = this.b.op('Gemm', [gy, w], transB ? {} : { transB: A.i(1) });
       const gw = transB ? this.b.op('Gemm', [gy, x], { transA: A.i(1) }) : this.b.op('Gemm', [x, gy], { transA: A.i(1) });
       const gb = bias ? this.b.op('ReduceSum', [gy, this.b.constI64([0])], { keepdims: A.i(0) }) : undefined;
+      const gx = this.b.op('Gemm', [gy, w, this.zeroAfter([gw, 2], [gb, 1])], transB ? {} : { transB: A.i(1) });
       return [gx, gw, gb];
     });
     return y;
+  }
+
+  /**
+   * A scalar 0 computed from one element of each given gradient. ORT orders ready nodes by creation index,
+   * so a weight gradient that nothing downstream waits for can be deferred to the end of the run, keeping
+   * its inputs (forward activations) alive all through backward. Mixing this zero into the gradient that
+   * flows on (a Gemm's C input, or a small scale) makes the chain wait for it instead.
+   */
+  zeroAfter(...grads: [string | undefined, number][]): string {
+    const b = this.b;
+    let acc: string | undefined;
+    for (const [g, rank] of grads) {
+      if (!g) continue;
+      const corner = b.op('Slice', [g, b.constI64(Array(rank).fill(0)), b.constI64(Array(rank).fill(1))]);
+      const z = b.op('Mul', [b.op('ReduceSum', [corner], { keepdims: A.i(0) }), b.constF(0)]);
+      acc = acc ? b.op('Add', [acc, z]) : z;
+    }
+    return acc ?? b.constF(0);
   }
 
   /** Batched matmul over equal leading dims: [..., M, K] @ [..., K, N]. */
@@ -144,6 +162,14 @@ export class Tape {
     return ys;
   }
 
+  concat(xs: string[], axis: number): string {
+    const shapes = xs.map((x) => this.shape(x));
+    const out = shapes[0].map((d, i) => (i === axis ? shapes.reduce((a, sh) => a + sh[axis], 0) : d));
+    const y = this.b.op('Concat', xs, { axis: A.i(axis) });
+    this.record(xs, [y], [out], ([gy]) => (gy ? this.b.nodeN('Split', [gy, this.b.constI64(shapes.map((sh) => sh[axis]))], xs.length, { axis: A.i(axis) }) : []));
+    return y;
+  }
+
   /** Rows [start, end) of a 2-D table (position embeddings for the first T positions). */
   sliceRows(x: string, start: number, end: number): string {
     const xs = this.shape(x);
@@ -182,11 +208,11 @@ export class Tape {
       const invD = b.constF(1 / d);
       const m1 = b.op('Mul', [b.op('ReduceSum', [dxhat, last], { keepdims: A.i(1) }), invD]);
       const m2 = b.op('Mul', [b.op('ReduceSum', [b.op('Mul', [dxhat, xhat]), last], { keepdims: A.i(1) }), invD]);
-      const inner = b.op('Sub', [b.op('Sub', [dxhat, m1]), b.op('Mul', [xhat, m2])]);
-      const gx = b.op('Mul', [inner, inv]);
       const rows = b.constI64([0]);
       const gg = b.op('ReduceSum', [b.op('Mul', [gy, xhat]), rows], { keepdims: A.i(0) });
       const gb = b.op('ReduceSum', [gy, rows], { keepdims: A.i(0) });
+      const inner = b.op('Sub', [b.op('Sub', [dxhat, m1]), b.op('Mul', [xhat, m2])]);
+      const gx = b.op('Mul', [inner, b.op('Add', [inv, this.zeroAfter([gg, 1], [gb, 1])])]);
       return [gx, gg, gb];
     });
     return y;

@@ -11,6 +11,11 @@ export interface RuntimeOptions {
   deterministic?: boolean;
   /** ORT graph optimisation (default 'all'). */
   optimization?: 'disabled' | 'basic' | 'extended' | 'all';
+  /**
+   * ORT's memory pattern (one pre-planned block per run). Default on; the trainer turns it off for long
+   * contexts, where the planned block lands on top of the arena's first-run allocations and doubles RSS.
+   */
+  memoryPattern?: boolean;
 }
 
 export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.SessionOptions {
@@ -20,6 +25,7 @@ export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.Ses
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: o.optimization ?? 'all',
+    enableMemPattern: o.memoryPattern ?? true,
   };
 }
 

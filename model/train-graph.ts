@@ -5,6 +5,7 @@ import { ModelConfig, paramLayout } from './config';
 import { FloatType, GraphBuilder } from './graph-builder';
 import { A } from './onnx-proto';
 import { Tape } from './autodiff';
+import { attention, causalMask, mlp, weightedCrossEntropy } from './train-blocks';
 
 export type TrainGraphMode = 'loss' | 'grad' | 'train';
 
@@ -13,7 +14,10 @@ export interface TrainGraphOptions {
   seqLen: number;
   mode: TrainGraphMode;
   floatType?: FloatType;
-  /** Recompute attention probabilities in backward instead of keeping them (memory at long contexts). */
+  /**
+   * Trade compute for memory at long contexts: attention probabilities and MLP activations are recomputed
+   * in backward, and attention runs one batch row at a time.
+   */
   recomputeAttention?: boolean;
   /** Also output the raw (unclipped) flat gradient in 'train' mode (tests compare AdamW against it). */
   emitGradient?: boolean;
@@ -23,61 +27,6 @@ export interface TrainGraphOptions {
 
 /** Order of the `hyper` input vector of a 'train' graph. */
 export const HYPER_INDEX = { lr: 0, weightDecay: 1, beta1: 2, beta2: 3, eps: 4, biasCorr1: 5, biasCorr2: 6, clipNorm: 7 } as const;
-
-const MASK_NEG = -1e9;
-
-function causalMask(b: GraphBuilder, t: number): string {
-  const data = new Array<number>(t * t);
-  for (let i = 0; i < t; i++) for (let j = 0; j < t; j++) data[i * t + j] = j <= i ? 0 : MASK_NEG;
-  return b.initializer(b.fresh('causal_mask'), { type: b.floatType, dims: [t, t], data: b.floatArray(data) });
-}
-
-/** Scaled causal self-attention on [B, H, T, hd] with a hand-written backward (softmax Jacobian folded). */
-function attention(tape: Tape, q: string, k: string, v: string, mask: string, recompute: boolean): string {
-  const b = tape.b;
-  const shape = tape.shape(q);
-  const scale = b.constF(1 / Math.sqrt(shape[3]));
-  const swap = { perm: A.ints([0, 1, 3, 2]) };
-  const qs = b.op('Mul', [q, scale]);
-  const probs = b.op('Softmax', [b.op('Add', [b.op('MatMul', [qs, b.op('Transpose', [k], swap)]), mask])], { axis: A.i(-1) });
-  const y = b.op('MatMul', [probs, v]);
-  tape.recordComposite([q, k, v], [y], [shape], ([gy]) => {
-    if (!gy) return [];
-    // Recomputing from a differently-shaped expression keeps ORT's common-subexpression pass from merging it
-    // back into the forward (which would keep every layer's T x T probabilities alive).
-    const p = recompute
-      ? b.op('Softmax', [b.op('Add', [b.op('MatMul', [q, b.op('Transpose', [b.op('Mul', [k, scale])], swap)]), mask])], { axis: A.i(-1) })
-      : probs;
-    const gv = b.op('MatMul', [b.op('Transpose', [p], swap), gy]);
-    const dp = b.op('MatMul', [gy, b.op('Transpose', [v], swap)]);
-    // sum_j p_ij dp_ij = gy_i . y_i: a reduction over head_dim instead of over the T x T matrix.
-    const rowDot = b.op('ReduceSum', [b.op('Mul', [gy, y]), b.constI64([-1])], { keepdims: A.i(1) });
-    const ds = b.op('Mul', [p, b.op('Sub', [dp, rowDot])]);
-    const gq = b.op('Mul', [b.op('MatMul', [ds, k]), scale]);
-    const gk = b.op('MatMul', [b.op('Transpose', [ds], swap), qs]);
-    return [gq, gk, gv];
-  });
-  return y;
-}
-
-/** loss = sum_i w_i * nll_i / sum_i w_i over logits [N, V]; zero-weight rows get exactly zero gradient. */
-function weightedCrossEntropy(tape: Tape, logits: string, targets64: string, weights: string, vocab: number): string {
-  const b = tape.b;
-  const logp = b.op('LogSoftmax', [logits], { axis: A.i(1) });
-  const classes = b.constI64(Array.from({ length: vocab }, (_, i) => i), [1, vocab]);
-  const eq = b.op('Equal', [b.op('Unsqueeze', [targets64, b.constI64([1])]), classes]);
-  const onehot = b.op('Cast', [eq], { to: A.i(b.floatType === 'float64' ? 11 : 1) });
-  const nll = b.op('Neg', [b.op('ReduceSum', [b.op('Mul', [logp, onehot]), b.constI64([1])], { keepdims: A.i(0) })]);
-  const denom = b.op('Max', [b.op('ReduceSum', [weights], { keepdims: A.i(0) }), b.constF(1e-12)]);
-  const coef = b.op('Div', [weights, denom]);
-  const loss = b.op('ReduceSum', [b.op('Mul', [nll, coef])], { keepdims: A.i(0) }, 'loss');
-  tape.recordComposite([logits], [loss], [[]], ([gl]) => {
-    if (!gl) return [];
-    const rowScale = b.op('Unsqueeze', [b.op('Mul', [coef, gl]), b.constI64([1])]);
-    return [b.op('Mul', [b.op('Sub', [b.op('Exp', [logp]), onehot]), rowScale])];
-  });
-  return loss;
-}
 
 /** Emits the GPT-2 forward on the tape; returns the loss value name and the parameter leaf names. */
 function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, recompute: boolean): { loss: string; leaves: string[]; logits: string } {
@@ -103,12 +52,11 @@ function emitModelLoss(tape: Tape, c: ModelConfig, rows: number, t: number, reco
     const pre = `h.${l}.`;
     const h = tape.layerNorm(x, P(pre + 'ln_1.weight'), P(pre + 'ln_1.bias'), c.layerNormEps);
     const [q, k, v] = tape.split(tape.linear(h, P(pre + 'attn.c_attn.weight'), P(pre + 'attn.c_attn.bias')), 1, [d, d, d]);
-    const y = attention(tape, heads(q), heads(k), heads(v), mask, recompute);
+    const y = attention(tape, heads(q), heads(k), heads(v), mask, { recompute, chunks: recompute ? rows : 1 });
     const merged = tape.reshape(tape.transpose(y, [0, 2, 1, 3]), [n, d]);
     x = tape.add(x, tape.linear(merged, P(pre + 'attn.c_proj.weight'), P(pre + 'attn.c_proj.bias')));
     const h2 = tape.layerNorm(x, P(pre + 'ln_2.weight'), P(pre + 'ln_2.bias'), c.layerNormEps);
-    const f = tape.gelu(tape.linear(h2, P(pre + 'mlp.c_fc.weight'), P(pre + 'mlp.c_fc.bias')));
-    x = tape.add(x, tape.linear(f, P(pre + 'mlp.c_proj.weight'), P(pre + 'mlp.c_proj.bias')));
+    x = tape.add(x, mlp(tape, h2, [P(pre + 'mlp.c_fc.weight'), P(pre + 'mlp.c_fc.bias'), P(pre + 'mlp.c_proj.weight'), P(pre + 'mlp.c_proj.bias')], recompute));
   }
   const xf = tape.layerNorm(x, P('ln_f.weight'), P('ln_f.bias'), c.layerNormEps);
   const logits = tape.linear(xf, P('wte.weight'), undefined, true);

@@ -131,8 +131,9 @@ export class Trainer {
     let s = this.sessions.get(key);
     if (!s) {
       // At long contexts the T x T attention probabilities dominate memory: recompute them in backward.
-      const bytes = buildTrainGraph(this.config, { rows, seqLen, mode: 'train', recomputeAttention: seqLen >= 512 });
-      s = createSession(bytes, this.options);
+      const long = seqLen >= 512;
+      const bytes = buildTrainGraph(this.config, { rows, seqLen, mode: 'train', recomputeAttention: long });
+      s = createSession(bytes, { ...this.options, memoryPattern: long ? false : this.options.memoryPattern });
       this.sessions.set(key, s);
     }
     return s;
