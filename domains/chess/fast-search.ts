@@ -47,6 +47,11 @@ function hasMateInOne(c: ChessInternals): boolean {
   return false;
 }
 
+/** Legal moves in UCI, sorted: the same list as the public API gives, without computing SAN for each. */
+export function fastLegalUci(chess: Chess): string[] {
+  return internals(chess)._moves().map(uciOf).sort();
+}
+
 /** UCI moves that mate at once, sorted. */
 export function fastMatingMoves(chess: Chess): string[] {
   const c = internals(chess);

@@ -2,6 +2,7 @@
 // marks checks with '+' and mates with '#', which would leak the reward. Also: solution search helpers
 // (mating moves, unique mate-in-2 first moves) used by the puzzle generator and its tests.
 import { Chess, type Move } from 'chess.js';
+import { fastLegalUci } from './fast-search';
 
 export const UCI_PATTERN = /^[a-h][1-8][a-h][1-8][qrbn]?$/;
 
@@ -9,8 +10,17 @@ export function toUci(m: Pick<Move, 'from' | 'to' | 'promotion'>): string {
   return `${m.from}${m.to}${m.promotion ?? ''}`;
 }
 
-/** Legal moves in UCI, sorted (a stable order that carries no hint about which move is good). */
+/**
+ * Legal moves in UCI, sorted (a stable order that carries no hint about which move is good). Uses the
+ * SAN-free internal move generator: the environment lists moves on every observation, and the public
+ * API's SAN work made that the cost of a chess rollout. tests/domains/chess.test.ts checks both agree.
+ */
 export function legalUciMoves(chess: Chess): string[] {
+  return fastLegalUci(chess);
+}
+
+/** The same list through the public API (reference for tests). */
+export function publicLegalUciMoves(chess: Chess): string[] {
   return chess.moves({ verbose: true }).map(toUci).sort();
 }
 

@@ -3,7 +3,7 @@
 // position (FEN without move counters).
 import { Chess } from 'chess.js';
 import type { EnvTask } from '../types';
-import { positionKey } from './rules';
+import { legalUciMoves, positionKey } from './rules';
 
 export interface ChessReference {
   /** Solution in UCI from the start position: solver, opponent, solver, ... ending with a solver move. */
@@ -62,8 +62,7 @@ export function lineIsLegal(fen: string, line: readonly string[]): boolean {
     return false;
   }
   for (const uci of line) {
-    const legal = new Set(chess.moves({ verbose: true }).map((m) => `${m.from}${m.to}${m.promotion ?? ''}`));
-    if (!legal.has(uci)) return false;
+    if (!legalUciMoves(chess).includes(uci)) return false;
     chess.move({ from: uci.slice(0, 2), to: uci.slice(2, 4), promotion: uci[4] });
   }
   return true;

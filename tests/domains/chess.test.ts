@@ -8,7 +8,7 @@ import { Chess } from 'chess.js';
 import { createChessEnvironment } from '../../domains/chess/environment';
 import { fastMateInTwoFirstMoves, fastMatingMoves } from '../../domains/chess/fast-search';
 import { loadLichessCsv } from '../../domains/chess/lichess-loader';
-import { legalUciMoves, mateInTwoFirstMoves, matingMoves } from '../../domains/chess/rules';
+import { legalUciMoves, mateInTwoFirstMoves, matingMoves, publicLegalUciMoves } from '../../domains/chess/rules';
 import { buildChessTask } from '../../domains/chess/tasks';
 import { Rng } from '../../domains/common/rng';
 
@@ -105,6 +105,7 @@ test('fast internal search agrees with the public chess.js API on random sparse 
     const bk = position.findPiece({ type: 'k', color: 'b' })[0];
     if (position.isAttacked(bk, 'w') || position.isGameOver()) continue;
     compared++;
+    assert.deepEqual(legalUciMoves(position), publicLegalUciMoves(position), position.fen());
     const m1 = matingMoves(position);
     assert.deepEqual(fastMatingMoves(position), m1, position.fen());
     if (compared <= 8) assert.deepEqual(fastMateInTwoFirstMoves(position, 99), mateInTwoFirstMoves(position, 99), position.fen());
