@@ -8,6 +8,7 @@ import type { GenerateRequest, ModelBackend } from '../model/backend';
 import { SPECIAL_TOKENS, renderChatPrompt } from '../model/tokenizer';
 import { actionStopStrings } from './actions';
 import type { DomainEnvironment, EnvTask, ToolSpec } from './environment';
+import type { TurnEvent } from './harness-contract';
 import { checkToolParams } from './harness-contract';
 import type { HarnessRunner, PhaseCall, PhaseResult } from './harness-runner';
 import { phaseUsesHooks } from './harness-runner';
@@ -60,7 +61,7 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
 
   // Runs one phase for a set of episodes: in the harness runner if the harness has hooks for it (one
   // batched call), else with the defaults right here (no IPC). Failures end just their episode.
-  const phase = async (eps: Episode<Hidden>[], make: (ep: Episode<Hidden>) => PhaseCall): Promise<Array<PhaseResult | null>> => {
+  const phase = async (eps: Episode<Hidden>[], make: (ep: Episode<Hidden>, index: number) => PhaseCall): Promise<Array<PhaseResult | null>> => {
     if (eps.length === 0) return [];
     const calls = eps.map(make);
     let results: PhaseResult[];
@@ -100,7 +101,6 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
   for (;;) {
     const live = episodes.filter((ep) => !ep.done);
     if (live.length === 0) break;
-    stats.turns++;
 
     // 1. One batched generate call for every live episode that still fits its budgets.
     const generating: Episode<Hidden>[] = [];
@@ -126,6 +126,7 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
       }
     }
     if (generating.length === 0) continue;
+    stats.turns++;
     stats.generateCalls++;
     const generated = await backend.generate(requests);
     if (generated.length !== requests.length) throw new Error(`model backend returned ${generated.length} results for ${requests.length} requests`);
@@ -142,16 +143,14 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
     });
 
     // 2. Parse actions (batched harness call only if the harness overrides parsing).
-    const parsed = await phase(generating, (ep) => {
-      const i = generating.indexOf(ep);
-      return {
-        phase: 'parse',
-        input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools, observation: env.observe(ep.task, ep.envState) },
-      };
-    });
+    const parsed = await phase(generating, (ep, i) => ({
+      phase: 'parse',
+      input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools, observation: env.observe(ep.task, ep.envState) },
+    }));
 
     // 3. Execute in the environment: tool calls concurrently, submissions, retry budgets, provenance.
     const reacting: Episode<Hidden>[] = [];
+    const reactingEvents: TurnEvent[] = [];
     const events = await Promise.all(
       generating.map(async (ep, i) => {
         const r = parsed[i];
@@ -161,20 +160,24 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
       }),
     );
     generating.forEach((ep, i) => {
-      if (ep.done || events[i] === null) return;
+      const event = events[i];
+      if (ep.done || event === null) return;
       ep.turn++;
       if (ep.turn >= manifest.config.maxTurns) endEpisode(ep, 'turn-limit', `${manifest.config.maxTurns} turns used`);
-      else reacting.push(ep);
+      else {
+        reacting.push(ep);
+        reactingEvents.push(event);
+      }
     });
 
     // 4. Feedback and stop rule for the episodes that go on (one batched harness call).
-    const reacted = await phase(reacting, (ep) => ({
+    const reacted = await phase(reacting, (ep, i) => ({
       phase: 'react',
       input: {
         task: taskView(ep.task),
         state: ep.harnessState,
         turn: ep.turn - 1,
-        event: events[generating.indexOf(ep)]!,
+        event: reactingEvents[i],
         messages: ep.messages,
         tools,
         observation: env.observe(ep.task, ep.envState),

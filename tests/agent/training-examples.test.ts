@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runEpisodes } from '../../agent/loop';
+import { summarizeRollouts } from '../../agent/rollout-summary';
 import { trainingExamplesFromTrajectories, trajectoriesFromJsonl, trajectoriesToJsonl } from '../../agent/trajectory';
 import { loadHarnessInProcess } from '../../harness-sandbox/in-process';
 import { SPECIAL_TOKENS, encodeText } from '../../model/tokenizer';
@@ -70,4 +71,30 @@ void test('training examples: one per model call of accepted trajectories, promp
 
 void test('a corrupt JSONL line is reported with its line number', () => {
   assert.throws(() => trajectoriesFromJsonl('{"schemaVersion":1}\n'), /line 1 is not a valid trajectory/);
+});
+
+void test('summarizeRollouts: success rate, mean turns, stop reasons and solved tasks', async () => {
+  const loaded = loadHarnessInProcess(harnessSource({ retryBudgets: { formatErrors: 0, illegalActions: 0 } }));
+  assert.ok(loaded.ok);
+  // alpha: lookup then right answer (2 turns); bravo: a format error ends it at once (1 turn).
+  const backend = new ScriptedBackend((prompt) => {
+    const last = lastMessage(prompt);
+    if (/code of alpha/.test(last)) return '<lookup>alpha</lookup>';
+    if (/code of bravo/.test(last)) return 'no tags here';
+    if (last === 'alpha: K7') return '<answer>K7</answer>';
+    return undefined;
+  });
+  const { trajectories } = await runEpisodes({
+    backend, environment: lookupEnv, harness: loaded.runner, tasks: [lookupTask('alpha'), lookupTask('bravo')], samplesPerTask: 2,
+    sampling: { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 64, maxEpisodeTokens: 512 }, runSeed: 1, step: 0,
+  });
+  const s = summarizeRollouts(trajectories);
+  assert.equal(s.episodes, 4);
+  assert.equal(s.successRate, 0.5);
+  assert.equal(s.meanTurns, 1.5);
+  assert.equal(s.formatErrorRate, 0.5);
+  assert.equal(s.distinctSolvedTasks, 1);
+  assert.deepEqual(s.stopReasons, { answer: 2, 'format-errors': 2 });
+  assert.deepEqual(s.harnessFailures, {});
+  assert.equal(summarizeRollouts([]).successRate, 0);
 });
