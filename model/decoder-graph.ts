@@ -96,7 +96,8 @@ export function buildHfDecoderGraph(c: ModelConfig, params: Float32Array): Uint8
 
 /**
  * One decode step for B rows at their own positions. Inputs: tokens/positions int32 [B], cache_bias [B, C]
- * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key.{i}/cache_value.{i} [B, H, C, hd].
+ * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key_t.{i} [B, H, hd, C] and
+ * cache_value.{i} [B, H, C, hd].
  * Outputs: logits [B, V] and new_key.{i}/new_value.{i} [B, H, 1, hd] for the caller to store in slot pos.
  */
 export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array {
@@ -109,7 +110,9 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
   b.input('positions', 'int32', ['batch']);
   b.input('cache_bias', 'float32', ['batch', 'capacity']);
   for (let l = 0; l < c.nLayers; l++) {
-    for (const kv of ['key', 'value']) b.input(`cache_${kv}.${l}`, 'float32', ['batch', H, 'capacity', hd]);
+    // Keys are stored transposed so q.K^T is a plain MatMul (a transposed-B MatMul repacks the cache).
+    b.input(`cache_key_t.${l}`, 'float32', ['batch', H, hd, 'capacity']);
+    b.input(`cache_value.${l}`, 'float32', ['batch', H, 'capacity', hd]);
   }
   let x = b.op('Add', [b.op('Gather', [ctx.w('wte.weight'), 'tokens'], { axis: A.i(0) }), b.op('Gather', [ctx.w('wpe.weight'), 'positions'], { axis: A.i(0) })]);
   const bias = b.op('Unsqueeze', ['cache_bias', b.constI64([1, 2])]);
@@ -123,7 +126,7 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
     const qh = b.op('Mul', [b.op('Reshape', [q, heads]), scale]);
     const kh = b.op('Reshape', [k, heads], {}, `new_key.${l}`);
     const vh = b.op('Reshape', [v, heads], {}, `new_value.${l}`);
-    const cached = b.op('Add', [b.op('MatMul', [qh, b.op('Transpose', [`cache_key.${l}`], { perm: A.ints([0, 1, 3, 2]) })]), bias]);
+    const cached = b.op('Add', [b.op('MatMul', [qh, `cache_key_t.${l}`]), bias]);
     const self = b.op('ReduceSum', [b.op('Mul', [qh, kh]), b.constI64([-1])], { keepdims: A.i(1) });
     const probs = b.op('Softmax', [b.op('Concat', [cached, self], { axis: A.i(-1) })], { axis: A.i(-1) });
     const [pCache, pSelf] = b.nodeN('Split', [probs, splitSizes], 2, { axis: A.i(-1) });

@@ -1,5 +1,6 @@
-// The sampler's fixed-slot KV cache: per layer K and V of [rows, heads, capacity, head_dim] in JS memory.
-// Row r's position p lives in slot p; a bias row masks slots it has not written. Capacity doubles on demand;
+// The sampler's fixed-slot KV cache in JS memory: per layer V as [rows, heads, capacity, head_dim] and K
+// transposed as [rows, heads, head_dim, capacity] (so the step graph's q.K^T needs no repacking).
+// Row r's position p lives in slot p; a bias row masks slots it has not written. Capacity grows by 64 slots;
 // finished rows are compacted away once they are half the batch, so late steps run on live rows only.
 import type * as ort from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
@@ -7,6 +8,7 @@ import type { GenerateRequest, StopReason } from './backend';
 import { ModelConfig } from './config';
 import { Rng } from './init';
 import { SPECIAL_TOKENS } from './tokenizer';
+import type { Prefill } from './sampler';
 
 const MASK_NEG = -1e9;
 const SLOT_ROUND = 64;
@@ -48,21 +50,29 @@ export class SlotCache {
   private resize(keep: number[], capacity: number): void {
     const { H, hd } = this;
     const n = keep.length;
+    const oldCap = this.capacity;
     const fresh = () => new Float32Array(n * H * capacity * hd);
-    const copy = (src: Float32Array) => {
+    // Values are [rows, H, C, hd] (a row-head block is C*hd contiguous); keys are [rows, H, hd, C].
+    const copyValues = (src: Float32Array) => {
       const dst = fresh();
-      const stride = Math.min(this.capacity, capacity) * hd;
       keep.forEach((old, r) => {
-        for (let h = 0; h < H; h++) dst.set(src.subarray((old * H + h) * this.capacity * hd, (old * H + h) * this.capacity * hd + stride), (r * H + h) * capacity * hd);
+        for (let h = 0; h < H; h++) dst.set(src.subarray((old * H + h) * oldCap * hd, (old * H + h + 1) * oldCap * hd), (r * H + h) * capacity * hd);
       });
       return dst;
     };
-    if (this.capacity === 0) {
+    const copyKeys = (src: Float32Array) => {
+      const dst = fresh();
+      keep.forEach((old, r) => {
+        for (let i = 0; i < H * hd; i++) dst.set(src.subarray((old * H * hd + i) * oldCap, (old * H * hd + i + 1) * oldCap), (r * H * hd + i) * capacity);
+      });
+      return dst;
+    };
+    if (oldCap === 0) {
       this.keys = Array.from({ length: this.c.nLayers }, fresh);
       this.values = Array.from({ length: this.c.nLayers }, fresh);
     } else {
-      this.keys = this.keys.map(copy);
-      this.values = this.values.map(copy);
+      this.keys = this.keys.map(copyKeys);
+      this.values = this.values.map(copyValues);
     }
     this.rows = keep.map((i) => this.rows[i]);
     this.capacity = capacity;
@@ -72,13 +82,17 @@ export class SlotCache {
     });
   }
 
-  /** Copies a prefilled prompt's K/V ([H, T, hd] per layer) into slots 0..T-1 of one row. */
-  fillPrompt(slot: number, T: number, keys: Float32Array[], values: Float32Array[]): void {
+  /** Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. */
+  fillPrompt(slot: number, T: number, pre: Prefill): void {
     const { H, hd, capacity } = this;
-    for (let l = 0; l < keys.length; l++) {
+    for (let l = 0; l < pre.keys.length; l++) {
+      const kSrc = pre.keys[l];
+      const kDst = this.keys[l];
       for (let h = 0; h < H; h++) {
-        this.keys[l].set(keys[l].subarray(h * T * hd, (h + 1) * T * hd), (slot * H + h) * capacity * hd);
-        this.values[l].set(values[l].subarray(h * T * hd, (h + 1) * T * hd), (slot * H + h) * capacity * hd);
+        const src = (pre.row * H + h) * pre.width * hd;
+        this.values[l].set(pre.values[l].subarray(src, src + T * hd), (slot * H + h) * capacity * hd);
+        const dst = (slot * H + h) * hd * capacity;
+        for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) kDst[dst + i * capacity + t] = kSrc[src + t * hd + i];
       }
     }
     this.bias.fill(0, slot * capacity, slot * capacity + T);
@@ -91,7 +105,8 @@ export class SlotCache {
     const grow = need > this.capacity;
     const compact = liveIdx.length <= this.rows.length / 2 && this.rows.length > 1;
     if (grow || compact) {
-      const capacity = grow ? Math.min(this.maxContext, Math.max(need, this.capacity * 2)) : this.capacity;
+      // Grow by one rounding unit: attention reads the whole capacity every step, so keep it tight.
+      const capacity = grow ? Math.min(this.maxContext, Math.ceil(need / SLOT_ROUND) * SLOT_ROUND) : this.capacity;
       this.resize(compact ? liveIdx : this.rows.map((_, i) => i), capacity);
     }
   }
@@ -105,15 +120,16 @@ export class SlotCache {
       tokens[r] = row.stop ? SPECIAL_TOKENS.PAD : row.tokens[row.tokens.length - 1];
       positions[r] = row.stop ? 0 : row.pos;
     });
-    const shape = [n, this.H, this.capacity, this.hd];
+    const vShape = [n, this.H, this.capacity, this.hd];
+    const kShape = [n, this.H, this.hd, this.capacity];
     const f: Record<string, ort.Tensor> = {
       tokens: new Tensor('int32', tokens, [n]),
       positions: new Tensor('int32', positions, [n]),
       cache_bias: new Tensor('float32', this.bias, [n, this.capacity]),
     };
     for (let l = 0; l < this.c.nLayers; l++) {
-      f[`cache_key.${l}`] = new Tensor('float32', this.keys[l], shape);
-      f[`cache_value.${l}`] = new Tensor('float32', this.values[l], shape);
+      f[`cache_key_t.${l}`] = new Tensor('float32', this.keys[l], kShape);
+      f[`cache_value.${l}`] = new Tensor('float32', this.values[l], vShape);
     }
     return f;
   }
@@ -124,13 +140,15 @@ export class SlotCache {
     for (let l = 0; l < this.c.nLayers; l++) {
       const nk = out[`new_key.${l}`].data as Float32Array;
       const nv = out[`new_value.${l}`].data as Float32Array;
+      const keys = this.keys[l];
+      const values = this.values[l];
       this.rows.forEach((row, r) => {
         if (row.stop) return;
         for (let h = 0; h < H; h++) {
-          const dst = ((r * H + h) * capacity + row.pos) * hd;
           const src = (r * H + h) * hd;
-          this.keys[l].set(nk.subarray(src, src + hd), dst);
-          this.values[l].set(nv.subarray(src, src + hd), dst);
+          values.set(nv.subarray(src, src + hd), ((r * H + h) * capacity + row.pos) * hd);
+          const kBase = (r * H + h) * hd * capacity + row.pos;
+          for (let i = 0; i < hd; i++) keys[kBase + i * capacity] = nk[src + i];
         }
       });
     }

@@ -72,7 +72,8 @@ void test('sampler (fixed-slot cache, mixed prompt lengths in one batch) reports
   const prompts = [encodeText('ab'), encodeText('a longer prompt here'), encodeText('ab'), encodeText('x')];
   const requests: GenerateRequest[] = prompts.map((p, i) => ({ promptTokens: p, maxNewTokens: 12 + 9 * i, temperature: 1, topK: 0, topP: 1, stopTokens: [], seed: 100 + i }));
   const results = await sampler.generate(requests);
-  assert.equal(sampler.stats.prefillRuns, 3, 'identical prompts must share one prefill');
+  assert.equal(sampler.stats.prefilledPrompts, 3, 'identical prompts must share one prefill');
+  assert.equal(sampler.stats.prefillRuns, 1, 'distinct prompts are prefilled in one padded batch');
   let worst = 0;
   for (let i = 0; i < requests.length; i++) {
     const r = results[i];
