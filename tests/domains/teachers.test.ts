@@ -12,9 +12,7 @@ import { readSeedHarness } from '../../domains/harnesses';
 import { mathTeacher } from '../../domains/math/teacher';
 import { readReferenceHarness } from '../../domains/reference-harnesses';
 import { getDomain, type BuiltinDomainName } from '../../domains/registry';
-import { qaTeacher } from '../../domains/search-qa/teacher';
-import type { QaReference } from '../../domains/search-qa/corpus';
-import type { EnvTask } from '../../domains/types';
+import { createTeacher } from '../../domains/teachers';
 
 const SAMPLING = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 96, maxEpisodeTokens: 400 };
 
@@ -47,8 +45,7 @@ test('math teacher: calculator use and success are higher under the reference ha
 
 test('search QA teacher: searching pays off only when the harness shows enough of the passages', async () => {
   const inst = getDomain('search-qa').load({ kind: 'synthetic' });
-  const pool = (inst.splits.weight as EnvTask<QaReference>[]).map((t) => t.hidden.answers[0]);
-  const policy = qaTeacher(pool) as TeacherPolicy<never>;
+  const policy = createTeacher('search-qa', inst) as TeacherPolicy<never>;
   const h0 = await rollout('search-qa', readSeedHarness('search-qa'), policy, 2);
   const ref = await rollout('search-qa', readReferenceHarness('search-qa'), policy, 2);
   const searched = (ts: Trajectory[]) => rate(ts, (t) => t.turns[0]?.tool !== undefined);
