@@ -2,6 +2,7 @@
 // every accepted and rejected decoration is pinned here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { checkAnswerProvenance } from '../../agent/actions';
 import { normalizeTextAnswer, parseNumericAnswer } from '../../domains/common/normalize';
 import { normalizeMathText, verifyMathAnswer } from '../../domains/math/verifier';
@@ -60,4 +61,29 @@ test('qa: any reference answer counts; numbers and unicode are normalised', () =
   assert.equal(verifyQaAnswer('ＡＢＣ', { answers: ['abc'] }).reward, 1);
   assert.equal(verifyQaAnswer('paris', { answers: ['London', 'Paris, France'] }).reward, 0);
   assert.equal(normalizeTextAnswer('  The  Answer,  is: An apple. '), 'answer is apple');
+});
+
+test('property: any decorated integer survives provenance + normalisation + verification', () => {
+  const decorate = (n: number, commas: boolean, dollar: boolean, tail: '' | '.' | '.0' | '.00', unicodeMinus: boolean): string => {
+    let digits = String(Math.abs(n));
+    if (commas) digits = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+    const sign = n < 0 ? (unicodeMinus ? '\u2212' : '-') : '';
+    return `${sign}${dollar ? '$' : ''}${digits}${tail}`;
+  };
+  fc.assert(
+    fc.property(
+      fc.integer({ min: -10_000_000, max: 10_000_000 }),
+      fc.boolean(),
+      fc.boolean(),
+      fc.constantFrom<'' | '.' | '.0' | '.00'>('', '.', '.0', '.00'),
+      fc.boolean(),
+      fc.constantFrom('', 'So the answer is ', 'Total: '),
+      (n, commas, dollar, tail, um, prefix) => {
+        const shown = decorate(n, commas, dollar, tail, um);
+        const check = checkAnswerProvenance(shown, `${prefix}<answer>${shown}</answer>`, normalizeMathText);
+        return parseNumericAnswer(shown) === n && check.ok && verifyMathAnswer(check.normalized, { answer: n }).reward === 1 && verifyMathAnswer(check.normalized, { answer: n + 1 }).reward === 0;
+      },
+    ),
+    { numRuns: 500 },
+  );
 });
