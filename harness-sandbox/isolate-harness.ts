@@ -21,8 +21,10 @@ export interface IsolateLimits {
   hookCpuMs: number;
 }
 
-/** Wall allowances tried in turn, as multiples of the CPU limit. */
-const WALL_MULTIPLES = [1.5, 6, 24];
+/** Wall allowance of the first attempt and the most any attempt gets, in CPU limits. */
+const FIRST_WALL_LIMITS = 1.5;
+const MAX_WALL_LIMITS = 32;
+const MAX_ATTEMPTS = 3;
 
 export type HookValue = { ok: true; value: unknown } | { ok: false; failure: HarnessFailure };
 
@@ -92,23 +94,31 @@ function dispose(isolate: ivm.Isolate): void {
   if (!isolate.isDisposed) isolate.dispose();
 }
 
-/** Runs `run(wallMs)` until it returns, uses up its CPU budget, or runs out of wall allowances. */
+/**
+ * Runs `run(wallMs)` until it returns or has used its CPU budget. The first wall allowance is 1.5 CPU
+ * limits (an idle machine decides there); when it runs out with CPU to spare, the observed CPU share sets
+ * the next allowance so one more attempt can spend the whole budget (capped at MAX_WALL_LIMITS limits).
+ */
 function callWithCpuLimit(isolate: ivm.Isolate, limits: IsolateLimits, run: (wallMs: number) => unknown): HookValue {
-  for (let attempt = 0; attempt < WALL_MULTIPLES.length; attempt++) {
+  const limit = limits.hookCpuMs;
+  let wallMs = Math.ceil(limit * FIRST_WALL_LIMITS);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const cpu0 = process.cpuUsage();
-    const wallMs = Math.ceil(limits.hookCpuMs * WALL_MULTIPLES[attempt]);
+    const t0 = performance.now();
     try {
-      const raw = run(wallMs);
-      return decodeResult(raw);
+      return decodeResult(run(wallMs));
     } catch (e) {
       if (isolate.isDisposed || !isTimeout(e)) return { ok: false, failure: classifyHostError(isolate, e, 'runtime-error') };
       const used = process.cpuUsage(cpu0);
       const cpuMs = (used.user + used.system) / 1000;
-      const last = attempt === WALL_MULTIPLES.length - 1;
-      if (cpuMs >= limits.hookCpuMs * 0.95 || last) {
-        return { ok: false, failure: { kind: 'timeout', reason: `used ${cpuMs.toFixed(0)} ms of CPU (${wallMs} ms wall) against a limit of ${limits.hookCpuMs} ms CPU per call` } };
+      const tookMs = performance.now() - t0;
+      if (cpuMs >= limit * 0.95 || wallMs >= limit * MAX_WALL_LIMITS || attempt === MAX_ATTEMPTS - 1) {
+        return { ok: false, failure: { kind: 'timeout', reason: `used ${cpuMs.toFixed(0)} ms of CPU (in ${tookMs.toFixed(0)} ms wall) against a limit of ${limit} ms CPU per call` } };
       }
-      // The wall allowance ran out while the CPU budget did not: the machine is busy. Try again, longer.
+      // The wall allowance ran out with CPU to spare: the machine is busy. Re-run (hooks are pure) with
+      // enough wall time for the whole budget at the share of a core this process just got.
+      const share = Math.max(cpuMs / Math.max(tookMs, 1), 1 / MAX_WALL_LIMITS);
+      wallMs = Math.ceil(Math.min(limit * MAX_WALL_LIMITS, Math.max(2 * wallMs, (1.5 * limit) / share)));
     }
   }
   return { ok: false, failure: { kind: 'timeout', reason: 'no attempt finished' } };

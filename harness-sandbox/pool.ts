@@ -123,7 +123,7 @@ export class SandboxPool {
    * child's own retries under load for a couple of them, plus start-up.
    */
   private deadlineMs(calls: number): number {
-    return 30_000 + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 24 * this.options.limits.hookCpuMs;
+    return 30_000 + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 35 * this.options.limits.hookCpuMs;
   }
 
   async close(): Promise<void> {

@@ -49,6 +49,10 @@ for (const c of HOSTILE_CASES) {
     assert.equal(result.failure.kind, c.expect, `reason: ${result.failure.reason}`);
     assert.equal(stage, c.stage, `stopped at ${stage}: ${result.failure.reason}`);
     if (c.reason) assert.match(result.failure.reason, c.reason);
+    const cpu = /used (\d+) ms of CPU/.exec(result.failure.reason);
+    if (result.failure.kind === 'timeout' && cpu) {
+      assert.ok(Number(cpu[1]) >= 0.95 * HOOK_CPU_MS && Number(cpu[1]) <= 2 * HOOK_CPU_MS, `CPU used ${cpu[1]} ms vs limit ${HOOK_CPU_MS} ms`);
+    }
     const bound = 1_000 + c.cpuLimits * HOOK_CPU_MS;
     assert.ok(ms <= bound, `took ${ms.toFixed(0)} ms, bound ${bound} ms`);
     await assertHealthyHarnessWorks();
