@@ -23,8 +23,9 @@ async function trainedCheckpoint(): Promise<Checkpoint> {
   const trainer = Trainer.fromSeed(modelConfig('tiny'), 3, { deterministic: true });
   const tokens = [Int32Array.from({ length: 40 }, (_, i) => (i * 7) % 50)];
   await trainer.step({ tokens, lossWeights: [new Float32Array(40).fill(1)] });
+  const state = await trainer.state();
   await trainer.close();
-  return { ...trainer.state() };
+  return state;
 }
 
 void test('checkpoints round-trip through the store and hash canonically', async () => {
@@ -104,6 +105,7 @@ void test('an exported checkpoint loads in transformers.js (local only) and give
   const text = '<|user|>Wie viel ist 3+4? ü<|end|><|assistant|>';
   const ids = (tokenizer(text).input_ids.tolist() as bigint[][])[0].map(Number);
   assert.deepEqual(ids, prompt, 'transformers.js tokenizer must match renderChatPrompt');
+  assert.equal(tokenizer.decode(ids), text, 'transformers.js decode must invert encode');
   const model = await AutoModelForCausalLM.from_pretrained('whale-tiny');
   const out = await model(tokenizer(text));
   const theirs = (out.logits.data as Float32Array).slice((prompt.length - 1) * c.vocabSize);

@@ -43,10 +43,26 @@ void test('deterministic mode gives bit-identical parameters run to run', async 
   for (let r = 0; r < 2; r++) {
     const trainer = Trainer.fromSeed(modelConfig('tiny'), 7, { deterministic: true });
     for (let i = 0; i < 3; i++) await trainer.step(corpusBatch());
-    runs.push(trainer.params);
+    runs.push((await trainer.state()).params);
     await trainer.close();
   }
   assert.deepEqual(runs[0], runs[1]);
+});
+
+void test('a training step leaves the event loop free (ORT runs off the main thread)', async () => {
+  const trainer = Trainer.fromSeed(modelConfig('embedded-1m'), 1);
+  const tokens = Array.from({ length: 16 }, (_, r) => Int32Array.from({ length: 129 }, (_, i) => (r + i) % 256));
+  const lossWeights = tokens.map((t) => new Float32Array(t.length).fill(1));
+  await trainer.step({ tokens, lossWeights }); // builds the session
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const started = performance.now();
+  await trainer.step({ tokens, lossWeights });
+  const ms = performance.now() - started;
+  clearInterval(timer);
+  console.log(`[train] embedded-1m 16x128 step ${ms.toFixed(0)} ms, ${ticks} timer ticks meanwhile`);
+  assert.ok(ticks >= Math.min(5, ms / 10), `only ${ticks} timer ticks during a ${ms.toFixed(0)} ms step: the step blocks the event loop`);
+  await trainer.close();
 });
 
 void test('malformed batches are refused with a clear message', async () => {
