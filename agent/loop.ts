@@ -4,6 +4,7 @@
 // environment, and asks the harness for feedback and its stop rule (one batched call). Finished episodes
 // drop out. Training rollouts, harness scoring and test evaluation all run through here.
 
+import { AgentConfigError, AgentSystemError } from './errors';
 import type { GenerateRequest, ModelBackend } from '../model/backend';
 import { SPECIAL_TOKENS, renderChatPrompt } from '../model/tokenizer';
 import { actionStopStrings } from './actions';
@@ -49,7 +50,20 @@ export interface RunEpisodesResult {
   stats: { turns: number; generateCalls: number; harnessBatches: number; modelCalls: number };
 }
 
+function checkRolloutInput(input: RunEpisodesInput<unknown>): void {
+  const s = input.sampling;
+  const problems: string[] = [];
+  if (!Number.isInteger(input.samplesPerTask) || input.samplesPerTask < 1) problems.push(`samplesPerTask must be an integer >= 1, got ${input.samplesPerTask}`);
+  if (!Number.isInteger(s.maxNewTokensPerTurn) || s.maxNewTokensPerTurn < 1) problems.push(`maxNewTokensPerTurn must be an integer >= 1, got ${s.maxNewTokensPerTurn}`);
+  if (!Number.isInteger(s.maxEpisodeTokens) || s.maxEpisodeTokens < 1) problems.push(`maxEpisodeTokens must be an integer >= 1, got ${s.maxEpisodeTokens}`);
+  if (!(s.temperature >= 0)) problems.push(`temperature must be >= 0, got ${s.temperature}`);
+  if (!Number.isInteger(s.topK) || s.topK < 0) problems.push(`topK must be an integer >= 0 (0 = off), got ${s.topK}`);
+  if (!(s.topP > 0 && s.topP <= 1)) problems.push(`topP must be in (0, 1], got ${s.topP}`);
+  if (problems.length > 0) throw new AgentConfigError(`invalid rollout settings: ${problems.join('; ')}`);
+}
+
 export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Promise<RunEpisodesResult> {
+  checkRolloutInput(input);
   const { backend, environment: env, harness, sampling } = input;
   const manifest = harness.manifest;
   const tools: ToolSpec[] = env.tools.map((t) => ({ ...t }));
@@ -69,7 +83,7 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
       stats.harnessBatches++;
       results = await harness.runPhases(calls);
     } else {
-      const noHooks = () => Promise.reject(new Error('BUG: a default phase called a harness hook'));
+      const noHooks = () => Promise.reject(new AgentSystemError('BUG: a default phase called a harness hook'));
       results = await Promise.all(calls.map((c) => runPhase(manifest, noHooks, c)));
     }
     return results.map((r, i) => {
@@ -129,7 +143,7 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
     stats.turns++;
     stats.generateCalls++;
     const generated = await backend.generate(requests);
-    if (generated.length !== requests.length) throw new Error(`model backend returned ${generated.length} results for ${requests.length} requests`);
+    if (generated.length !== requests.length) throw new AgentSystemError(`model backend returned ${generated.length} results for ${requests.length} requests`);
     const texts = generated.map((g, i) => {
       const ep = generating[i];
       const req = requests[i];

@@ -2,6 +2,7 @@
 // schema for JSONL readers, and the RSFT training-example builder: one example per model call, prompt
 // tokens with weight 0 and generated tokens with weight 1.
 
+import { AgentSystemError } from './errors';
 import { z } from 'zod';
 import { jsonValueSchema, parsedActionSchema } from './harness-contract';
 
@@ -116,7 +117,7 @@ export function trajectoriesFromJsonl(text: string): Trajectory[] {
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
     const parsed = trajectorySchema.safeParse(JSON.parse(line));
-    if (!parsed.success) throw new Error(`trajectory JSONL line ${i + 1} is not a valid trajectory: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success) throw new AgentSystemError(`trajectory JSONL line ${i + 1} is not a valid trajectory: ${z.prettifyError(parsed.error)}`);
     out.push(parsed.data);
   });
   return out;

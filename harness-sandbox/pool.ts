@@ -2,6 +2,7 @@
 // loading (compile, static checks, load in an isolate, contract checks) and the sandboxed
 // `HarnessRunner` the agent loop drives. Each harness sticks to one process so its isolate is reused.
 
+import { AgentConfigError, AgentSystemError } from '../agent/errors';
 import type { HarnessManifest, HarnessViolation, HookName } from '../agent/harness-contract';
 import { HOOK_NAMES, checkHarnessConfig, harnessConfigSchema } from '../agent/harness-contract';
 import type { HarnessFailure, HarnessRunner, PhaseCall, PhaseResult } from '../agent/harness-runner';
@@ -39,7 +40,7 @@ export class SandboxPool {
 
   constructor(options: Partial<SandboxPoolOptions> = {}) {
     this.options = { ...DEFAULT_SANDBOX_POOL_OPTIONS, ...options, limits: { ...DEFAULT_SANDBOX_POOL_OPTIONS.limits, ...options.limits } };
-    if (this.options.rssCapMb < 128) throw new Error(`rssCapMb ${this.options.rssCapMb} is too small: a Node child alone needs ~100 MiB`);
+    if (this.options.rssCapMb < 128) throw new AgentConfigError(`rssCapMb ${this.options.rssCapMb} is too small: a Node child alone needs ~100 MiB`);
     this.processes = Array.from({ length: Math.max(1, this.options.processes) }, () => new SandboxProcess(this.options));
   }
 
@@ -86,7 +87,7 @@ export class SandboxPool {
     const outcome = await proc.request({ type: 'load', harnessId: compiled.harnessId, code: compiled.code, limits: this.options.limits }, this.deadlineMs(1));
     if (!outcome.ok) return { ok: false, failure: outcome.failure, violations: [{ where: 'load', message: outcome.failure.reason }] };
     const reply = outcome.reply;
-    if (reply.type !== 'load-result') throw new Error(`sandbox protocol error: expected load-result, got ${reply.type}`);
+    if (reply.type !== 'load-result') throw new AgentSystemError(`sandbox protocol error: expected load-result, got ${reply.type}`);
     if (!reply.result.ok) return { ok: false, failure: reply.result.failure, violations: [{ where: 'load', message: reply.result.failure.reason }] };
     const data = reply.result.manifestData;
     const violations: HarnessViolation[] = [...data.issues, ...checkHarnessConfig(data.config)];
@@ -110,7 +111,7 @@ export class SandboxPool {
     const outcome = await proc.request({ type: 'run', manifest, code, limits: this.options.limits, calls }, this.deadlineMs(calls.length));
     if (!outcome.ok) return calls.map(() => ({ ok: false, failure: outcome.failure }));
     const reply = outcome.reply;
-    if (reply.type !== 'run-result' || reply.results.length !== calls.length) throw new Error('sandbox protocol error: bad run-result');
+    if (reply.type !== 'run-result' || reply.results.length !== calls.length) throw new AgentSystemError('sandbox protocol error: bad run-result');
     this.timing.batches++;
     this.timing.childMs += reply.childMs;
     this.timing.roundTripMs += performance.now() - t0;

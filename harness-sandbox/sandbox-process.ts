@@ -2,6 +2,7 @@
 // watches its resident memory (Linux /proc) and kills it over the cap, and restarts it on the next
 // request after it died. A death during a request answers that request with a typed failure.
 
+import { AgentSystemError } from '../agent/errors';
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -102,7 +103,7 @@ export class SandboxProcess {
         this.rssTimer = null;
         if (this.child === child) this.child = null;
         if (!this.closing) this.restarts++;
-        if (!ready) reject(new Error(`sandbox process failed to start (code ${code}, signal ${signal})`));
+        if (!ready) reject(new AgentSystemError(`sandbox process failed to start (code ${code}, signal ${signal})`));
         this.inFlight?.settle({ ok: false, failure: this.deathFailure(code, signal) });
       });
       child.on('error', (e) => {

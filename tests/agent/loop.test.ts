@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import type { DomainEnvironment, EnvTask } from '../../agent/environment';
 import type { HarnessRunner } from '../../agent/harness-runner';
 import type { RolloutSampling } from '../../agent/loop';
+import { AgentConfigError } from '../../agent/errors';
 import { runEpisodes } from '../../agent/loop';
 import { deriveSeed } from '../../agent/seeds';
 import { loadHarnessInProcess } from '../../harness-sandbox/in-process';
@@ -167,4 +168,13 @@ void test('tool parameters outside the tool spec end every episode as a contract
   assert.equal(trajectories[0].stopReason, 'contract-violation');
   assert.match(trajectories[0].stopDetail, /maxChars: must be an integer in \[1, 100\], got 1000/);
   assert.match(trajectories[0].stopDetail, /unknown tool "search"/);
+});
+
+void test('invalid rollout settings are a config error naming every problem, before any model call', async () => {
+  const backend = new ScriptedBackend(() => undefined);
+  await assert.rejects(
+    runEpisodes({ backend, environment: lookupEnv, harness: harness(harnessSource()), tasks: [lookupTask('alpha')], samplesPerTask: 0, sampling: { ...SAMPLING, topP: 0, maxNewTokensPerTurn: 0 }, runSeed: 1, step: 0 }),
+    (e: unknown) => e instanceof AgentConfigError && /samplesPerTask/.test(e.message) && /topP/.test(e.message) && /maxNewTokensPerTurn/.test(e.message),
+  );
+  assert.equal(backend.batches.length, 0);
 });
