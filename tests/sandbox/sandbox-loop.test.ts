@@ -98,3 +98,27 @@ void test('two harnesses interleaved on one process with room for one isolate: e
     await tight.close();
   }
 });
+
+void test('paper-sized batch: 32 prompts x 8 samples through the sandbox, one generate call and at most two IPC messages per turn', async () => {
+  const names = ['alpha', 'bravo', 'charlie', 'delta'];
+  const tasks = Array.from({ length: 32 }, (_, k) => ({ ...lookupTask(names[k % 4]), id: `lookup/${names[k % 4]}/${k}` }));
+  const loaded = await pool.loadHarness(FULL_HOOKS_SOURCE);
+  assert.ok(loaded.ok);
+  const c = counting(loaded.runner);
+  const backend = new ScriptedBackend((prompt) => {
+    const last = lastMessage(prompt);
+    const q = /Q: What is the code of (\w+)\?/.exec(last);
+    if (q) return `<lookup>${q[1]}</lookup>`;
+    const r = /^Result: \w+: (\w+)$/.exec(last);
+    return r ? `<answer>${r[1]}</answer>` : undefined;
+  });
+  const t0 = performance.now();
+  const { trajectories, stats } = await runEpisodes({ backend, environment: lookupEnv, harness: c.runner, tasks, samplesPerTask: 8, sampling: { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 64, maxEpisodeTokens: 512 }, runSeed: 9, step: 0 });
+  const ms = performance.now() - t0;
+  assert.equal(trajectories.length, 256);
+  assert.ok(trajectories.every((t) => t.reward === 1));
+  assert.deepEqual(backend.batches.map((b) => b.length), [256, 256]);
+  assert.deepEqual(c.batches, [256, 256, 256, 256], 'start, parse, react, parse: each one message for all 256 episodes');
+  assert.equal(stats.turns, 2);
+  console.log(`256 episodes x 2 turns through the sandbox: ${ms.toFixed(0)} ms in all (scripted model)`);
+});
