@@ -5,7 +5,9 @@
 // interact (the list pays off once the weights copy from it).
 import type { Rng } from '../common/rng';
 import type { TeacherPolicy } from '../common/teacher';
-import type { ChessReference } from './tasks';
+import { Chess } from 'chess.js';
+import { playUci, positionKey } from './rules';
+import { startFen, type ChessReference, type ChessTask } from './tasks';
 
 export interface ChessTeacherOptions {
   /** P(LIST path) when a list is shown, plain prompt / prompt saying "copy one move". */
@@ -34,10 +36,28 @@ function freehandMove(rng: Rng): string {
   return `${sq()}${sq()}`;
 }
 
+/**
+ * Where in the solution line the episode is: the later of (a) the most recent FEN the prompt shows,
+ * located by replaying the line (harnesses that rewrite the context show only the latest position) and
+ * (b) the opponent replies the prompt mentions (h0 names replies but shows no new FEN).
+ */
+export function plyFromPrompt(task: ChessTask, prompt: string): number {
+  const replies = 2 * (prompt.match(/opponent played/g) ?? []).length;
+  const fens = [...prompt.matchAll(/FEN: (\S+ [wb] \S+ \S+ \d+ \d+)/g)].map((m) => positionKey(m[1]));
+  const last = fens[fens.length - 1];
+  if (last === undefined) return replies;
+  const chess = new Chess(startFen(task));
+  const line = task.hidden.line;
+  for (let ply = 0; ply < line.length; ply += 2) {
+    if (positionKey(chess.fen()) === last) return Math.max(ply, replies);
+    if (!playUci(chess, line[ply]) || (line[ply + 1] !== undefined && !playUci(chess, line[ply + 1]))) break;
+  }
+  return replies;
+}
+
 export function chessTeacher(options: ChessTeacherOptions = DEFAULT_CHESS_TEACHER): TeacherPolicy<ChessReference> {
   return ({ task, prompt, rng }) => {
-    // Solver moves already accepted = opponent replies shown so far.
-    const ply = 2 * (prompt.match(/opponent played/g) ?? []).length;
+    const ply = plyFromPrompt(task, prompt);
     const solution = task.hidden.line[ply] ?? task.hidden.line[task.hidden.line.length - 1];
     const listed = visibleMoveList(prompt);
     const asked = /copy one move/i.test(prompt);

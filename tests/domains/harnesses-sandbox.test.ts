@@ -34,7 +34,7 @@ test('chess reference harness: sandboxed and in-process rollouts are identical',
   assert.ok(sandboxed.ok && inProcess.ok);
   const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 32, maxEpisodeTokens: 256 };
   const run = (harness: typeof sandboxed.runner) =>
-    runEpisodes({ backend: new TeacherBackend(tasks, chessTeacher() as TeacherPolicy<unknown>), environment: inst.environment, harness, tasks, samplesPerTask: 2, sampling, runSeed: 3, step: 1 });
+    runEpisodes({ backend: new TeacherBackend(tasks, chessTeacher() as TeacherPolicy<unknown>, { runSeed: 3, step: 1, samplesPerTask: 2, maxTurns: 8 }), environment: inst.environment, harness, tasks, samplesPerTask: 2, sampling, runSeed: 3, step: 1 });
   const a = await run(sandboxed.runner);
   const b = await run(inProcess.runner);
   assert.deepEqual(a.trajectories, b.trajectories);

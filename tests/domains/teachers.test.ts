@@ -21,7 +21,7 @@ async function rollout(domain: BuiltinDomainName, source: string, policy: Teache
   const tasks = inst.splits.harness.slice(0, 128);
   const loaded = loadHarnessInProcess(source);
   if (!loaded.ok) assert.fail(loaded.violations.map((v) => v.message).join('; '));
-  const backend = new TeacherBackend(tasks, policy as TeacherPolicy<unknown>);
+  const backend = new TeacherBackend(tasks, policy as TeacherPolicy<unknown>, { runSeed, step: 0, samplesPerTask: samples, maxTurns: loaded.runner.manifest.config.maxTurns });
   const r = await runEpisodes({ backend, environment: inst.environment, harness: loaded.runner, tasks, samplesPerTask: samples, sampling: SAMPLING, runSeed, step: 0 });
   assert.ok(r.trajectories.every((t) => t.harnessFailure === null), 'no harness failures');
   return r.trajectories;

@@ -1,7 +1,7 @@
 // A stronger hand-written chess harness, for tests and reports only (never in a proposer's catalogue):
-// shows the legal moves (UCI, from the environment's visible list), re-shows the position and the list
-// after every opponent reply and after an illegal move, accepts a bare UCI move as the answer, and gives
-// retries. It never chooses a move: every answer is a span the model wrote.
+// shows the legal moves (UCI, from the environment's visible list), replaces the conversation with the new
+// position and list after every opponent reply, re-shows the list after an illegal move, accepts a bare
+// UCI move as the answer, and gives retries. It never chooses a move: every answer is a span the model wrote.
 import type { HarnessDefinition } from '../../../agent/harness-contract';
 
 function legalList(obs: Record<string, unknown>): string {
@@ -29,7 +29,10 @@ const harness: HarnessDefinition = {
         const d = e.data !== null && typeof e.data === 'object' && !Array.isArray(e.data) ? e.data : {};
         const fen = typeof d.fen === 'string' ? d.fen : '';
         const legal = typeof d.legalMovesText === 'string' ? d.legalMovesText : legalList(input.observation);
-        return { state: input.state, append: [{ role: 'tool', content: `${e.text}. FEN: ${fen}\nLegal: ${legal}` }] };
+        // Context rewriting: only the new position matters, so drop the old ones (long Lichess lines would
+        // otherwise overflow a 1,024-token context).
+        const system = input.messages.filter((m) => m.role === 'system');
+        return { state: input.state, replace: [...system, { role: 'user', content: `${e.text}. Your move. FEN: ${fen}\nLegal: ${legal}` }] };
       }
       if (e.kind === 'illegal') {
         return { state: input.state, append: [{ role: 'user', content: `${e.text}. Legal: ${legalList(input.observation)}` }] };
