@@ -1,5 +1,7 @@
 // Teacher policies of the built-in domains by name, for generating pretraining demonstrations through the
-// real agent loop: `runEpisodes({ backend: new TeacherBackend(tasks, createTeacher(name, instance)), ... })`
+// real agent loop:
+//   const backend = new TeacherBackend(tasks, createTeacher(name, instance), { runSeed, step, samplesPerTask, maxTurns });
+//   runEpisodes({ backend, environment: instance.environment, harness, tasks, samplesPerTask, runSeed, step, ... })
 // under h0 (and other trusted harnesses, for prompt-format variety). Use D_weight tasks only: teachers
 // read the hidden reference, and demonstrations on D_harness or D_test would leak them into the weights.
 import { chessTeacher } from './chess/teacher';
