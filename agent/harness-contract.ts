@@ -16,7 +16,21 @@ export const HARNESS_LIMITS = {
   maxMessageChars: 65_536,
   maxMessages: 64,
   maxStateJsonChars: 65_536,
+  /** Nesting depth of any hook output: deep enough for any real state, shallow enough for every parser. */
+  maxJsonDepth: 64,
 } as const;
+
+/** True when a JSON-like value nests deeper than `limit` (iterative: safe on hostile depths). */
+export function exceedsJsonDepth(value: unknown, limit: number): boolean {
+  const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 1 }];
+  while (stack.length > 0) {
+    const { v, d } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ v: child, d: d + 1 });
+  }
+  return false;
+}
 
 export const HOOK_NAMES = ['setup', 'formatObservation', 'parseAction', 'feedback', 'shouldStop'] as const;
 export type HookName = (typeof HOOK_NAMES)[number];

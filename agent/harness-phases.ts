@@ -4,7 +4,7 @@
 
 import { z } from 'zod';
 import type { HarnessConfig, HarnessManifest, HarnessMessage, HookName } from './harness-contract';
-import { hookOutputSchemas } from './harness-contract';
+import { HARNESS_LIMITS, exceedsJsonDepth, hookOutputSchemas } from './harness-contract';
 import {
   defaultFeedback,
   defaultFormatObservation,
@@ -28,6 +28,9 @@ type HookOutputs = { [K in keyof typeof hookOutputSchemas]: z.infer<(typeof hook
 async function callChecked<K extends HookName>(call: HookCaller, hook: K, input: unknown): Promise<HookOutputs[K]> {
   const r = await call(hook, input);
   if (!r.ok) throw new PhaseFailure({ ...r.failure, hook });
+  if (exceedsJsonDepth(r.value, HARNESS_LIMITS.maxJsonDepth)) {
+    throw new PhaseFailure({ kind: 'bad-return-value', hook, reason: `${hook} returned data nested deeper than ${HARNESS_LIMITS.maxJsonDepth} levels` });
+  }
   const parsed = hookOutputSchemas[hook].safeParse(r.value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`);

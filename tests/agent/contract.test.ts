@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { checkAnswerProvenance, parseActionTags } from '../../agent/actions';
-import { checkHarnessConfig, checkToolParams } from '../../agent/harness-contract';
+import { checkHarnessConfig, checkToolParams, exceedsJsonDepth } from '../../agent/harness-contract';
 import { fillUserTemplate } from '../../agent/harness-defaults';
 import { BASE_CONFIG } from './harness-fixtures';
 import { lookupEnv } from './toy-env';
@@ -52,4 +52,13 @@ void test('property: a tagged answer always passes provenance; text outside the 
 void test('fillUserTemplate fills question, tools and view fields, and leaves unknown placeholders visible', () => {
   const text = fillUserTemplate('{question} [{name}] {missing}\n{tools}', { id: 't', question: 'Q?', view: { name: 'alpha' } }, {}, lookupEnv.tools);
   assert.equal(text, 'Q? [alpha] {missing}\n<lookup>...</lookup>: look up the code of a name');
+});
+
+void test('exceedsJsonDepth counts nesting iteratively, also at hostile depths', () => {
+  let deep: unknown = 1;
+  for (let i = 0; i < 200_000; i++) deep = [deep];
+  assert.equal(exceedsJsonDepth(deep, 64), true);
+  assert.equal(exceedsJsonDepth({ a: [{ b: 1 }] }, 3), false);
+  assert.equal(exceedsJsonDepth({ a: [{ b: {} }] }, 3), true);
+  assert.equal(exceedsJsonDepth('text', 0), false);
 });

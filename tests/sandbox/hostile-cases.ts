@@ -56,6 +56,8 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'gigantic returned string (50 M chars, over the heap)', source: setup("return { state: 'x'.repeat(5e7) };"), expect: 'memory-limit', stage: 'call', ...timed },
   { name: 'big returned string (5 M chars, over the result cap)', source: setup("return { state: 'x'.repeat(5e6) };"), expect: 'bad-return-value', stage: 'call', reason: /limit is 1000000/, ...quick },
   { name: 'string doubling to the V8 limit', source: setup("let s = 'ab'; for (let i = 0; i < 40; i++) s = s + s; return { state: s.length };"), expect: 'runtime-error', stage: 'call', reason: /Invalid string length/, ...quick },
+  { name: 'deeply nested return value (2,000 levels)', source: setup('let s: unknown = 1; for (let i = 0; i < 2000; i++) s = [s]; return { state: s as never };'), expect: 'bad-return-value', stage: 'call', reason: /nested deeper than 64/, ...quick },
+  { name: 'deeply nested return value (100,000 levels)', source: setup('let s: unknown = 1; for (let i = 0; i < 100000; i++) s = [s]; return { state: s as never };'), expect: 'bad-return-value', stage: 'call', reason: /Maximum call stack/, ...quick },
   { name: 'wrong return shape', source: setup('return { text: 1 } as never;'), expect: 'bad-return-value', stage: 'call', reason: /setup returned a value outside the contract/, ...quick },
   { name: 'non-deterministic Math.random', source: setup('return { state: Math.random() };'), expect: 'runtime-error', stage: 'call', reason: /deterministic/, ...quick },
   { name: 'no default export', source: 'export const notAHarness = 1;\n', expect: 'contract-violation', stage: 'load', reason: /export default/, ...quick },
