@@ -67,6 +67,13 @@ void test('the validator reports every violation in a harness file, with lines',
   assert.ok(report.violations.find((v) => v.where === 'import')?.line === 2, 'static findings carry line numbers');
   assert.equal(report.failure?.kind, 'compile-error');
 
+  assert.ok(wheres.includes('type'), 'type errors are reported too');
+
+  const wrongShape = harnessSource({}, "shouldStop() { return { stop: 'no' }; },");
+  const typed = await validateHarnessSource(pool, wrongShape, lookupEnv.tools);
+  assert.deepEqual(typed.violations.map((v) => v.where), ['type']);
+  assert.match(typed.violations[0].message, /Type 'string' is not assignable to type 'boolean'/);
+
   const toolsOnly = harnessSource({ toolParams: { lookup: { maxChars: 500 }, search: { topK: 3 } } });
   const r2 = await validateHarnessSource(pool, toolsOnly, lookupEnv.tools);
   assert.deepEqual(r2.violations.map((v) => v.where).sort(), ['config.toolParams.lookup.maxChars', 'config.toolParams.search']);
