@@ -27,6 +27,8 @@ export type DomainSourceSpec =
       onMalformed: OnMalformed;
       /** Seed of the split assignment; the default is fixed per domain. */
       splitSeed?: string;
+      /** Load at most this many tasks (the first ones in the file), e.g. a subset of the Lichess CSV. */
+      maxTasks?: number;
       /** Split sizes; defaults 256 / 256 (small files may need fewer). */
       harnessSize?: number;
       testSize?: number;

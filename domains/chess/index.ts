@@ -20,7 +20,7 @@ const loadSynthetic = once((): DomainInstance<ChessReference, ChessState> => {
 
 function loadFiles(source: Extract<DomainSourceSpec, { kind: 'files' }>): DomainInstance<ChessReference, ChessState> {
   const file = requireFile('chess', source.files, 'puzzles', FILE_ROLES);
-  const puzzles = loadLichessCsv(file, { onMalformed: source.onMalformed });
+  const puzzles = loadLichessCsv(file, { onMalformed: source.onMalformed, limit: source.maxTasks });
   return buildInstance(createChessEnvironment(), puzzles.items, source.splitSeed ?? CHESS_SPLIT_SEED, sizesOf(source), [describeLoad(file, puzzles)]);
 }
 

@@ -4,7 +4,7 @@
 // (bad FEN, illegal or non-UCI moves, a line that ends on an opponent move) are reported with file and
 // line number and skipped or rejected as configured.
 import { Chess } from 'chess.js';
-import { loadLines, readTextFile, type LoadOptions, type LoadResult } from '../common/line-loader';
+import { loadLines, type LoadOptions, type LoadResult } from '../common/line-loader';
 import { UCI_PATTERN, playUci } from './rules';
 import { buildChessTask, lineIsLegal, type ChessTask } from './tasks';
 
@@ -67,9 +67,7 @@ export function parseLichessLine(line: string): ChessTask | { malformed: string 
 }
 
 export function loadLichessCsv(file: string, options: LoadOptions): LoadResult<ChessTask> {
-  const text = readTextFile(file);
-  const hasHeader = /^\s*PuzzleId\s*,/i.test(text);
-  const result = loadLines(file, text, (line) => parseLichessLine(line), { ...options, hasHeader });
+  const result = loadLines(file, (line) => parseLichessLine(line), { ...options, header: (first) => /^\s*PuzzleId\s*,/i.test(first) });
   const seen = new Set<string>();
   for (const t of result.items) {
     if (seen.has(t.id)) throw new Error(`${file}: duplicate PuzzleId "${t.id}"; ids must be unique within a file`);

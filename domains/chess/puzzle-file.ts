@@ -1,7 +1,7 @@
 // The committed synthetic puzzle file (data/chess/synthetic-puzzles.jsonl): one JSON object per line,
 // {"id","fen","line","goal"}; its path, serialisation and a strict loader that reports bad lines.
 import { join } from 'node:path';
-import { loadLines, parseJsonObject, readTextFile, type LoadOptions, type LoadResult } from '../common/line-loader';
+import { loadLines, parseJsonObject, type LoadOptions, type LoadResult } from '../common/line-loader';
 import type { SyntheticPuzzle } from './generator';
 import { UCI_PATTERN } from './rules';
 
@@ -24,5 +24,5 @@ export function parsePuzzleLine(line: string): SyntheticPuzzle | { malformed: st
 }
 
 export function loadSyntheticPuzzles(options: LoadOptions, file = SYNTHETIC_PUZZLES_PATH): LoadResult<SyntheticPuzzle> {
-  return loadLines(file, readTextFile(file), parsePuzzleLine, options);
+  return loadLines(file, parsePuzzleLine, options);
 }

@@ -1,7 +1,8 @@
 // Line-oriented file loading shared by the real-format loaders (JSONL question files, corpus JSONL,
 // Lichess CSV): every malformed line is reported with file and line number, then either skipped
 // (counted and listed in the result, never silently dropped) or the whole load is rejected.
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 
 export type OnMalformed = 'skip' | 'reject';
 
@@ -22,6 +23,8 @@ export interface LoadResult<T> {
 
 export interface LoadOptions {
   onMalformed: OnMalformed;
+  /** Stop after this many items (a subset of a large file); all lines by default. */
+  limit?: number;
 }
 
 /** Thrown by loaders under onMalformed: 'reject'; names the file, line and what is wrong. */
@@ -33,30 +36,34 @@ export class MalformedLineError extends Error {
 }
 
 /**
- * Parses each non-blank line (after an optional header) with `parse`, which returns an item or a
- * string naming what is wrong. Throws MalformedLineError on the first bad line under 'reject'.
+ * Parses each non-blank line of a file (after an optional header) with `parse`, which returns an item or
+ * `{ malformed: reason }`. Throws MalformedLineError on the first bad line under 'reject'. The file is read
+ * in chunks, so real-size files (the Lichess puzzle CSV is ~1 GB) never become one string; `limit` stops
+ * after that many items (for taking a subset of a large file).
  */
 export function loadLines<T>(
   file: string,
-  text: string,
   parse: (line: string, lineNo: number) => T | { malformed: string },
-  options: LoadOptions & { hasHeader?: boolean },
+  options: LoadOptions & { header?: (firstLine: string) => boolean },
 ): LoadResult<T> {
-  const lines = text.split(/\r?\n/);
   const result: LoadResult<T> = { items: [], skipped: [], linesRead: 0 };
-  const start = options.hasHeader ? 1 : 0;
-  for (let i = start; i < lines.length; i++) {
-    const raw = lines[i];
+  let lineNo = 0;
+  for (const line of readLines(file)) {
+    lineNo++;
+    // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first field.
+    const raw = lineNo === 1 ? line.replace(/^\uFEFF/, '') : line;
+    if (lineNo === 1 && options.header?.(raw)) continue;
     if (raw.trim() === '') continue;
+    if (options.limit !== undefined && result.items.length >= options.limit) break;
     result.linesRead++;
     let parsed: T | { malformed: string };
     try {
-      parsed = parse(raw, i + 1);
+      parsed = parse(raw, lineNo);
     } catch (err) {
       parsed = { malformed: err instanceof Error ? err.message : String(err) };
     }
     if (isMalformed(parsed)) {
-      const detail: MalformedLine = { file, line: i + 1, reason: parsed.malformed };
+      const detail: MalformedLine = { file, line: lineNo, reason: parsed.malformed };
       if (options.onMalformed === 'reject') throw new MalformedLineError(detail);
       result.skipped.push(detail);
     } else {
@@ -64,6 +71,31 @@ export function loadLines<T>(
     }
   }
   return result;
+}
+
+/** The lines of a UTF-8 file without their line endings, read synchronously in 1 MiB chunks. */
+export function* readLines(file: string): Generator<string> {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}; check the path`);
+  }
+  const decoder = new StringDecoder('utf8');
+  const buffer = Buffer.alloc(1 << 20);
+  let pending = '';
+  try {
+    for (let n = readSync(fd, buffer, 0, buffer.length, null); n > 0; n = readSync(fd, buffer, 0, buffer.length, null)) {
+      pending += decoder.write(buffer.subarray(0, n));
+      const parts = pending.split('\n');
+      pending = parts.pop() ?? '';
+      for (const p of parts) yield p.endsWith('\r') ? p.slice(0, -1) : p;
+    }
+    pending += decoder.end();
+    if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function isMalformed(x: unknown): x is { malformed: string } {

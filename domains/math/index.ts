@@ -20,7 +20,7 @@ const loadSynthetic = once((): DomainInstance<MathReference, MathState> => {
 
 function loadFiles(source: Extract<DomainSourceSpec, { kind: 'files' }>): DomainInstance<MathReference, MathState> {
   const file = requireFile('math', source.files, 'problems', FILE_ROLES);
-  const problems = loadGsm8kJsonl(file, { onMalformed: source.onMalformed });
+  const problems = loadGsm8kJsonl(file, { onMalformed: source.onMalformed, limit: source.maxTasks });
   return buildInstance(createMathEnvironment(), problems.items, source.splitSeed ?? MATH_SPLIT_SEED, sizesOf(source), [describeLoad(file, problems)]);
 }
 

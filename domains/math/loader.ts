@@ -1,7 +1,7 @@
 // Loader for GSM8K-style JSONL: {"question": str, "answer": "...reasoning... #### 72"}. The reference is
 // the number after the last "####" (thousands commas allowed). Malformed lines are reported with file and
 // line number, then skipped (counted and listed) or rejected as configured.
-import { loadLines, parseJsonObject, readTextFile, type LoadOptions, type LoadResult } from '../common/line-loader';
+import { loadLines, parseJsonObject, type LoadOptions, type LoadResult } from '../common/line-loader';
 import { normalizeTextAnswer, parseNumericAnswer } from '../common/normalize';
 import { sha256Hex } from '../common/rng';
 import type { MathTask } from './generator';
@@ -30,7 +30,7 @@ export function parseGsm8kLine(line: string, lineNo: number, sourceName: string)
 
 export function loadGsm8kJsonl(file: string, options: LoadOptions & { sourceName?: string }): LoadResult<MathTask> {
   const source = options.sourceName ?? 'file';
-  const result = loadLines(file, readTextFile(file), (line, n) => parseGsm8kLine(line, n, source), options);
+  const result = loadLines(file, (line, n) => parseGsm8kLine(line, n, source), options);
   const seen = new Set<string>();
   for (const t of result.items) {
     if (seen.has(t.id)) throw new Error(`${file}: duplicate problem id "${t.id}"; ids must be unique within a file`);

@@ -29,7 +29,7 @@ const loadSynthetic = once((): DomainInstance<QaReference, QaState> => {
 function loadFiles(source: Extract<DomainSourceSpec, { kind: 'files' }>): DomainInstance<QaReference, QaState> {
   const qFile = requireFile('search-qa', source.files, 'questions', FILE_ROLES);
   const cFile = requireFile('search-qa', source.files, 'corpus', FILE_ROLES);
-  const questions = loadQuestionsJsonl(qFile, { onMalformed: source.onMalformed });
+  const questions = loadQuestionsJsonl(qFile, { onMalformed: source.onMalformed, limit: source.maxTasks });
   const corpus = loadCorpusJsonl(cFile, { onMalformed: source.onMalformed });
   const index = new Bm25Index(corpus.items);
   return buildInstance(createSearchQaEnvironment(index), questions.items, source.splitSeed ?? SEARCH_QA_SPLIT_SEED, sizesOf(source), [

@@ -1,7 +1,7 @@
 // Loaders for real-format search QA data: NQ/HotpotQA-style question JSONL and a corpus JSONL
 // (BEIR/Pyserini-style documents). Malformed lines are reported with file and line number and
 // skipped (counted and listed) or rejected, as the caller configures.
-import { loadLines, parseJsonObject, readTextFile, type LoadOptions, type LoadResult } from '../common/line-loader';
+import { loadLines, parseJsonObject, type LoadOptions, type LoadResult } from '../common/line-loader';
 import { sha256Hex } from '../common/rng';
 import { normalizeTextAnswer } from '../common/normalize';
 import type { CorpusDoc, QaTask } from './corpus';
@@ -52,13 +52,13 @@ export function parseCorpusLine(line: string): CorpusDoc | { malformed: string }
 
 export function loadQuestionsJsonl(file: string, options: LoadOptions & { sourceName?: string }): LoadResult<QaTask> {
   const source = options.sourceName ?? 'file';
-  const result = loadLines(file, readTextFile(file), (line, n) => parseQuestionLine(line, n, source), options);
+  const result = loadLines(file, (line, n) => parseQuestionLine(line, n, source), options);
   rejectDuplicates(file, result.items.map((t) => t.id), 'question id');
   return result;
 }
 
 export function loadCorpusJsonl(file: string, options: LoadOptions): LoadResult<CorpusDoc> {
-  const result = loadLines(file, readTextFile(file), (line) => parseCorpusLine(line), options);
+  const result = loadLines(file, (line) => parseCorpusLine(line), options);
   rejectDuplicates(file, result.items.map((d) => d.id), 'document id');
   return result;
 }

@@ -2,7 +2,10 @@
 // Malformed lines must be reported with file and line number, then skipped and listed, or rejected.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { getDomain } from '../../domains/registry';
 import { loadLichessCsv } from '../../domains/chess/lichess-loader';
 import { MalformedLineError } from '../../domains/common/line-loader';
 import { loadGsm8kJsonl } from '../../domains/math/loader';
@@ -70,4 +73,30 @@ test('Lichess CSV: header skipped, opponent move applied, solver line kept; malf
 
 test('a missing file is an error that names the path', () => {
   assert.throws(() => loadGsm8kJsonl(fixture('nope.jsonl'), { onMalformed: 'skip' }), /nope\.jsonl/);
+});
+
+test('large files stream in chunks: multi-byte characters across chunk edges, CRLF, BOM, and limit', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'whale-loader-'));
+  try {
+    const file = join(dir, 'big.jsonl');
+    // ~2.6 MB: several 1 MiB chunk edges, each line full of 2- and 3-byte characters.
+    const lines = Array.from({ length: 12_000 }, (_, i) => JSON.stringify({ question: `Wie viele Äpfel hat Zoë am Tag ${i}? ${'ö€'.repeat(60)}`, answer: `#### ${i}` }));
+    writeFileSync(file, '\uFEFF' + lines.join('\r\n') + '\r\n');
+    const r = loadGsm8kJsonl(file, { onMalformed: 'reject' });
+    assert.equal(r.items.length, 12_000);
+    assert.deepEqual(r.items.map((t) => t.hidden.answer), Array.from({ length: 12_000 }, (_, i) => i));
+    assert.ok(r.items.every((t, i) => t.question === `Wie viele Äpfel hat Zoë am Tag ${i}? ${'ö€'.repeat(60)}`));
+    const some = loadGsm8kJsonl(file, { onMalformed: 'reject', limit: 10 });
+    assert.equal(some.items.length, 10);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a files source honours maxTasks and split sizes, and reports skipped lines in loadReport', () => {
+  const inst = getDomain('chess').load({ kind: 'files', files: { puzzles: fixture('lichess-puzzles.csv') }, onMalformed: 'skip', harnessSize: 1, testSize: 1 });
+  assert.equal(inst.splits.harness.length + inst.splits.test.length + inst.splits.weight.length, 4);
+  assert.match(inst.loadReport.join('\n'), /3 skipped: .*lichess-puzzles\.csv:5 /);
+  const few = getDomain('math').load({ kind: 'files', files: { problems: fixture('gsm8k.jsonl') }, onMalformed: 'skip', maxTasks: 3, harnessSize: 1, testSize: 1 });
+  assert.equal(few.splits.weight.length, 1);
 });
