@@ -97,15 +97,24 @@ export function buildHfDecoderGraph(c: ModelConfig, params: Float32Array): Uint8
 /**
  * One decode step for B rows at their own positions. Inputs: tokens/positions int32 [B], cache_bias [B, C]
  * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key_t.{i} [B, H, hd, C] and
- * cache_value.{i} [B, H, C, hd].
- * Outputs: logits [B, V] and new_key.{i}/new_value.{i} [B, H, 1, hd] for the caller to store in slot pos.
+ * cache_value.{i} [B, H, C, hd]. Outputs: logits [B, V] and new_key.{i}/new_value.{i} [B, H, 1, hd] for
+ * the caller to store in slot pos. This graph is internal (never exported), so it uses ORT's CPU contrib
+ * ops to cut per-step op count: SkipLayerNormalization folds each residual add and projection bias into
+ * the next LayerNorm, FastGelu is gelu_new with the fc bias, and q is pre-scaled in the weights.
  */
 export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array {
   const b = new GraphBuilder('whale_gpt2_step', 'float32');
-  const ctx: Ctx = { b, c, w: weights(b, c, params) };
+  const layout = paramLayout(c);
+  const p = (name: string) => {
+    const spec = layout.byName.get(name);
+    if (!spec) throw new Error(`no parameter ${name}`);
+    return params.subarray(spec.offset, spec.offset + spec.size);
+  };
+  const init = (name: string, dims: number[], data: Float32Array) => b.initializer(name, { type: 'float32', dims, data: data.slice() });
   const d = c.dModel;
   const H = c.nHeads;
   const hd = d / H;
+  const ms = 'com.microsoft';
   b.input('tokens', 'int32', ['batch']);
   b.input('positions', 'int32', ['batch']);
   b.input('cache_bias', 'float32', ['batch', 'capacity']);
@@ -114,16 +123,37 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
     b.input(`cache_key_t.${l}`, 'float32', ['batch', H, hd, 'capacity']);
     b.input(`cache_value.${l}`, 'float32', ['batch', H, 'capacity', hd]);
   }
-  let x = b.op('Add', [b.op('Gather', [ctx.w('wte.weight'), 'tokens'], { axis: A.i(0) }), b.op('Gather', [ctx.w('wpe.weight'), 'positions'], { axis: A.i(0) })]);
+  const wte = init('wte', [c.vocabSize, d], p('wte.weight'));
+  let x = b.op('Add', [b.op('Gather', [wte, 'tokens'], { axis: A.i(0) }), b.op('Gather', [init('wpe', [c.contextLength, d], p('wpe.weight')), 'positions'], { axis: A.i(0) })]);
   const bias = b.op('Unsqueeze', ['cache_bias', b.constI64([1, 2])]);
-  const scale = b.constF(1 / Math.sqrt(hd));
   const heads = b.constI64([-1, H, 1, hd]);
   const capacity = b.op('Gather', [b.op('Shape', ['cache_bias']), b.constI64([1])], { axis: A.i(0) });
   const splitSizes = b.op('Concat', [capacity, b.constI64([1])], { axis: A.i(0) });
+  const eps = A.f(c.layerNormEps);
+  // Residual branch output still to be added (with its bias) into x by the next SkipLayerNormalization.
+  let pending: { branch: string; bias: string } | undefined;
+  const norm = (prefix: string): string => {
+    const g = init(`${prefix}.g`, [d], p(`${prefix}.weight`));
+    const beta = init(`${prefix}.b`, [d], p(`${prefix}.bias`));
+    if (!pending) return b.op('LayerNormalization', [x, g, beta], { axis: A.i(-1), epsilon: eps });
+    const out = b.fresh('ln');
+    const sum = b.fresh('resid');
+    b.nodeN('SkipLayerNormalization', [x, pending.branch, g, beta, pending.bias], 4, { epsilon: eps }, [out, '', '', sum], ms);
+    x = sum;
+    pending = undefined;
+    return out;
+  };
+  const scale = 1 / Math.sqrt(hd);
   for (let l = 0; l < c.nLayers; l++) {
-    const h = layerNorm(ctx, x, `h.${l}.ln_1`);
-    const [q, k, v] = b.nodeN('Split', [dense(ctx, h, `h.${l}.attn.c_attn`), b.constI64([d, d, d])], 3, { axis: A.i(1) });
-    const qh = b.op('Mul', [b.op('Reshape', [q, heads]), scale]);
+    const pre = `h.${l}.`;
+    const h = norm(pre + 'ln_1');
+    const wq = p(pre + 'attn.c_attn.weight').slice();
+    const bq = p(pre + 'attn.c_attn.bias').slice();
+    for (let r = 0; r < d; r++) for (let j = 0; j < d; j++) wq[r * 3 * d + j] *= scale;
+    for (let j = 0; j < d; j++) bq[j] *= scale;
+    const qkv = b.op('Gemm', [h, init(pre + 'qkv.w', [d, 3 * d], wq), init(pre + 'qkv.b', [3 * d], bq)]);
+    const [q, k, v] = b.nodeN('Split', [qkv, b.constI64([d, d, d])], 3, { axis: A.i(1) });
+    const qh = b.op('Reshape', [q, heads]);
     const kh = b.op('Reshape', [k, heads], {}, `new_key.${l}`);
     const vh = b.op('Reshape', [v, heads], {}, `new_value.${l}`);
     const cached = b.op('Add', [b.op('MatMul', [qh, `cache_key_t.${l}`]), bias]);
@@ -131,11 +161,15 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
     const probs = b.op('Softmax', [b.op('Concat', [cached, self], { axis: A.i(-1) })], { axis: A.i(-1) });
     const [pCache, pSelf] = b.nodeN('Split', [probs, splitSizes], 2, { axis: A.i(-1) });
     const y = b.op('Add', [b.op('MatMul', [pCache, `cache_value.${l}`]), b.op('Mul', [pSelf, vh])]);
-    x = b.op('Add', [x, dense(ctx, b.op('Reshape', [y, b.constI64([-1, d])]), `h.${l}.attn.c_proj`)]);
-    x = mlp(ctx, x, l);
+    const attnOut = b.op('MatMul', [b.op('Reshape', [y, b.constI64([-1, d])]), init(pre + 'proj.w', [d, d], p(pre + 'attn.c_proj.weight'))]);
+    pending = { branch: attnOut, bias: init(pre + 'proj.b', [d], p(pre + 'attn.c_proj.bias')) };
+    const h2 = norm(pre + 'ln_2');
+    const u = b.op('MatMul', [h2, init(pre + 'fc.w', [d, 4 * d], p(pre + 'mlp.c_fc.weight'))]);
+    const [f] = b.nodeN('FastGelu', [u, init(pre + 'fc.b', [4 * d], p(pre + 'mlp.c_fc.bias'))], 1, {}, undefined, ms);
+    pending = { branch: b.op('MatMul', [f, init(pre + 'mp.w', [4 * d, d], p(pre + 'mlp.c_proj.weight'))]), bias: init(pre + 'mp.b', [d], p(pre + 'mlp.c_proj.bias')) };
   }
-  const xf = layerNorm(ctx, x, 'ln_f');
-  b.op('Gemm', [xf, ctx.w('wte.weight')], { transB: A.i(1) }, 'logits');
+  const xf = norm('ln_f');
+  b.op('Gemm', [xf, wte], { transB: A.i(1) }, 'logits');
   b.output('logits', 'float32', ['batch', c.vocabSize]);
   for (let l = 0; l < c.nLayers; l++) {
     b.output(`new_key.${l}`, 'float32', ['batch', H, 1, hd]);

@@ -16,6 +16,12 @@ export interface RuntimeOptions {
    * contexts, where the planned block lands on top of the arena's first-run allocations and doubles RSS.
    */
   memoryPattern?: boolean;
+  /**
+   * Let ORT's intra-op threads spin between ops (ORT's default). Off by default here: on a shared 2-core
+   * machine a spinning thread steals the core the JS thread and other processes need; measured 2-3x
+   * faster generation and ~1.5x faster training with spinning off under load.
+   */
+  spinning?: boolean;
 }
 
 export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.SessionOptions {
@@ -26,6 +32,7 @@ export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.Ses
     executionMode: 'sequential',
     graphOptimizationLevel: o.optimization ?? 'all',
     enableMemPattern: o.memoryPattern ?? true,
+    extra: { session: { intra_op: { allow_spinning: o.spinning ? '1' : '0' } } },
   };
 }
 
