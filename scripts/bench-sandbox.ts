@@ -7,6 +7,7 @@
 // the preset's size and context: generation cost is what a real rollout pays; its text is noise, so
 // most turns are format errors that the harness's feedback hook answers (every hook runs every turn).
 
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { HarnessRunner } from '../agent/harness-runner';
 import { runEpisodes } from '../agent/loop';
@@ -75,6 +76,22 @@ function timed(runner: HarnessRunner, acc: { ms: number; batches: number }): Har
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** CPU time (ms) of this process plus the sandbox children, from getrusage and /proc (100 Hz ticks). */
+function cpuMsNow(childPids: Array<number | undefined>): number {
+  const own = process.cpuUsage();
+  let children = 0;
+  for (const pid of childPids) {
+    if (pid === undefined) continue;
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      children += (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14, 15)
+    } catch {
+      // the child is gone; it is restarted on demand
+    }
+  }
+  return (own.user + own.system) / 1000 + children;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -102,12 +119,14 @@ async function main(): Promise<void> {
   const modes = { unsandboxed: inProcess.runner, sandboxed: sandboxed.runner };
   const wall: Record<string, number[]> = { unsandboxed: [], sandboxed: [] };
   const hooks: Record<string, number[]> = { unsandboxed: [], sandboxed: [] };
+  const cpu: Record<string, number[]> = { unsandboxed: [], sandboxed: [] };
   const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: Number(values['max-new']), maxEpisodeTokens: 1024 };
   const batch = async (mode: keyof typeof modes, step: number) => {
     const acc = { ms: 0, batches: 0 };
+    const c0 = cpuMsNow(pool.pids());
     const t0 = performance.now();
     const r = await runEpisodes({ backend, environment: instance.environment, harness: timed(modes[mode], acc), tasks, samplesPerTask: Number(values.samples), sampling, runSeed: 1, step });
-    return { ms: performance.now() - t0, hookMs: acc.ms, ipc: acc.batches, r };
+    return { ms: performance.now() - t0, cpuMs: cpuMsNow(pool.pids()) - c0, hookMs: acc.ms, ipc: acc.batches, r };
   };
 
   console.log(`bench-sandbox: domain ${values.domain}, preset ${values.preset} (context ${config.contextLength}), batch ${tasks.length} x ${values.samples}, ${values.turns} turns max, ${values['max-new']} new tokens/turn, backend OrtSampler (onnxruntime-node, ${values.threads} threads, random init)`);
@@ -121,6 +140,7 @@ async function main(): Promise<void> {
       results[mode] = await batch(mode, rep);
       wall[mode].push(results[mode].ms);
       hooks[mode].push(results[mode].hookMs);
+      cpu[mode].push(results[mode].cpuMs);
     }
     const a = results.unsandboxed.r;
     const b = results.sandboxed.r;
@@ -143,6 +163,9 @@ async function main(): Promise<void> {
   const paired = wall.sandboxed.map((s, i) => s - wall.unsandboxed[i]);
   console.log(`median paired difference (sandboxed - unsandboxed, same rep): ${median(paired).toFixed(0)} ms = ${((median(paired) / mu) * 100).toFixed(2)}% of the unsandboxed median`);
   console.log(`median harness time per batch: unsandboxed ${median(hooks.unsandboxed).toFixed(1)} ms, sandboxed (hooks + IPC) ${median(hooks.sandboxed).toFixed(1)} ms = ${((median(hooks.sandboxed) / ms) * 100).toFixed(2)}% of the sandboxed batch`);
+  const cu = median(cpu.unsandboxed);
+  const cs = median(cpu.sandboxed);
+  console.log(`median CPU time per batch (worker + sandbox child, all threads): unsandboxed ${cu.toFixed(0)} ms, sandboxed ${cs.toFixed(0)} ms, difference ${pct(cs, cu)}`);
   const t = pool.timing;
   console.log(`sandbox IPC messages: ${t.batches}, mean round trip ${(t.roundTripMs / t.batches).toFixed(2)} ms, of which in the child (isolate calls, checks) ${(t.childMs / t.batches).toFixed(2)} ms`);
   console.log(`identical trajectories (turns, actions, tool outputs) in both modes: ${identical}`);
