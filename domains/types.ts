@@ -42,6 +42,12 @@ export interface DomainInstance<Hidden = unknown, State extends JsonValue = Json
   taskById(id: string): EnvTask<Hidden> | undefined;
   /** Human-readable loader summaries, including every skipped malformed line ("file:line reason"). */
   loadReport: string[];
+  /**
+   * Host-side diagnostics of a finished episode for reports and archive summaries (e.g. search QA:
+   * whether any retrieved passage contained the answer, the paper's "retrieval hit rate"). May read the
+   * hidden reference, so publish aggregates only, never per-task values to a proposer.
+   */
+  diagnose(task: EnvTask<Hidden>, finalState: State): Record<string, number | boolean>;
 }
 
 export interface Domain<Hidden = unknown, State extends JsonValue = JsonValue> {

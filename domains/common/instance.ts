@@ -9,11 +9,12 @@ export function buildInstance<Hidden, State extends JsonValue>(
   splitSeed: string,
   sizes: SplitSizes,
   loadReport: string[],
+  diagnose: (task: EnvTask<Hidden>, finalState: State) => Record<string, number | boolean>,
 ): DomainInstance<Hidden, State> {
   const splits = assignSplits(tasks, splitSeed, sizes);
   const byId = new Map<string, EnvTask<Hidden>>();
   for (const t of tasks) byId.set(t.id, t);
-  return { environment, splits, taskById: (id) => byId.get(id), loadReport };
+  return { environment, splits, taskById: (id) => byId.get(id), loadReport, diagnose };
 }
 
 /** Split sizes of a file source: its overrides, else 256 / 256. */

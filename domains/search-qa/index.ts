@@ -1,7 +1,8 @@
 // The search QA domain: a synthetic knowledge base rendered into short documents, single- and two-hop
 // questions about person/company clusters, a BM25 search tool, and normalised-exact-match verification.
 // Real data: NQ/HotpotQA-style question JSONL plus a corpus JSONL (see loader.ts).
-import type { Domain, DomainInstance, DomainSourceSpec } from '../types';
+import type { Domain, DomainInstance, DomainSourceSpec, EnvTask } from '../types';
+import { normalizeTextAnswer } from '../common/normalize';
 import { describeLoad } from '../common/line-loader';
 import { buildInstance, once, requireFile, sizesOf } from '../common/instance';
 import { Bm25Index } from './bm25';
@@ -17,13 +18,22 @@ const FILE_ROLES = {
   corpus: 'corpus JSONL: {"id" | "_id", "title"?, "text" | "contents"}',
 };
 
+/** Retrieval diagnostics: did any passage the episode retrieved contain a reference answer? */
+function qaDiagnostics(index: Bm25Index) {
+  return (task: EnvTask<QaReference>, state: QaState): Record<string, number | boolean> => {
+    const answers = task.hidden.answers.map((a) => ` ${normalizeTextAnswer(a)} `);
+    const retrieved = state.searches.flatMap((s) => s.docIds).map((id) => ` ${normalizeTextAnswer(index.get(id)?.text ?? '')} `);
+    return { searches: state.searches.length, answerRetrieved: retrieved.some((d) => answers.some((a) => d.includes(a))), answered: state.answer !== null };
+  };
+}
+
 const loadSynthetic = once((): DomainInstance<QaReference, QaState> => {
   const kb = generateKnowledgeBase();
   const index = new Bm25Index(renderCorpus(kb));
   const tasks = generateQuestions(kb);
   return buildInstance(createSearchQaEnvironment(index), tasks, SEARCH_QA_SPLIT_SEED, sizesOf({ kind: 'synthetic' }), [
     `synthetic: ${tasks.length} questions over ${index.size} documents`,
-  ]);
+  ], qaDiagnostics(index));
 });
 
 function loadFiles(source: Extract<DomainSourceSpec, { kind: 'files' }>): DomainInstance<QaReference, QaState> {
@@ -35,7 +45,7 @@ function loadFiles(source: Extract<DomainSourceSpec, { kind: 'files' }>): Domain
   return buildInstance(createSearchQaEnvironment(index), questions.items, source.splitSeed ?? SEARCH_QA_SPLIT_SEED, sizesOf(source), [
     describeLoad(qFile, questions),
     describeLoad(cFile, corpus),
-  ]);
+  ], qaDiagnostics(index));
 }
 
 export const searchQaDomain: Domain<QaReference, QaState> = {

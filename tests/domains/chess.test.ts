@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Chess } from 'chess.js';
+import { chessDomain } from '../../domains/chess';
 import { createChessEnvironment } from '../../domains/chess/environment';
 import { fastMateInTwoFirstMoves, fastMatingMoves } from '../../domains/chess/fast-search';
 import { loadLichessCsv } from '../../domains/chess/lichess-loader';
@@ -36,6 +37,8 @@ test('playing the whole Lichess line solves the puzzle; the opponent replies com
   }
   assert.equal(state.status, 'solved');
   assert.equal(env.verify(task, state), 1);
+  const inst = chessDomain.load({ kind: 'files', files: { puzzles: join(__dirname, 'fixtures', 'lichess-puzzles.csv') }, onMalformed: 'skip', harnessSize: 1, testSize: 1 });
+  assert.deepEqual(inst.diagnose(task, state), { solverMoves: 3, solverMovesOnLine: 3, lineLength: 3, solved: true });
 });
 
 test('a legal wrong move ends the episode with reward 0 and does not reveal the solution', () => {

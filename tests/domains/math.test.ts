@@ -62,5 +62,6 @@ test('calc tool results and errors are observations; the answer is final and ver
   assert.equal(env.verify(task, done.state), 1);
   assert.equal(env.verify(task, env.submit(task, s0, String(task.hidden.answer + 1)).state), 0);
   assert.equal(env.verify(task, s0), 0, 'no answer, no reward');
+  assert.deepEqual(instance.diagnose(task, done.state), { calculatorCalls: 2, calculatorErrors: 1, calculatorReachedAnswer: true, answered: true });
   assert.ok(!JSON.stringify(env.observe(task, s0)).includes(`"${task.hidden.answer}"`));
 });

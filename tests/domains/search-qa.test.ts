@@ -57,6 +57,8 @@ test('a two-hop question is answerable by chaining two searches', () => {
   assert.equal(done.outcome, 'final');
   assert.equal(env.verify(task, done.state), 1);
   assert.equal(env.verify(task, env.submit(task, second.state, 'nowhere').state), 0);
+  assert.deepEqual(instance.diagnose(task, done.state), { searches: 2, answerRetrieved: true, answered: true });
+  assert.equal(instance.diagnose(task, first.state).answerRetrieved, false, 'the first hop does not show the answer');
 });
 
 test('nothing visible leaks the reference answer before it is retrieved', () => {
