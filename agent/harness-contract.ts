@@ -18,6 +18,8 @@ export const HARNESS_LIMITS = {
   maxMessageChars: 65_536,
   maxMessages: 64,
   maxStateJsonChars: 65_536,
+  /** Total characters of a conversation a hook may produce: bounds what crosses back into the worker. */
+  maxConversationChars: 262_144,
   /** Nesting depth of any hook output: deep enough for any real state, shallow enough for every parser. */
   maxJsonDepth: 64,
 } as const;

@@ -60,6 +60,11 @@ export async function runPhase(manifest: HarnessManifest, call: HookCaller, pc: 
     }
     const fb = has('feedback') ? await callChecked(call, 'feedback', pc.input) : defaultFeedback(pc.input);
     const messages = fb.replace ?? [...pc.input.messages, ...(fb.append ?? [])];
+    const chars = messages.reduce((n, m) => n + m.content.length, 0);
+    if (chars > HARNESS_LIMITS.maxConversationChars || messages.length > HARNESS_LIMITS.maxMessages) {
+      const reason = `feedback made the conversation ${messages.length} messages / ${chars} characters; limits ${HARNESS_LIMITS.maxMessages} / ${HARNESS_LIMITS.maxConversationChars}`;
+      return { ok: false, failure: { kind: 'bad-return-value', hook: 'feedback', reason } };
+    }
     const stopInput = { task: pc.input.task, state: fb.state, turn: pc.input.turn + 1, messages, observation: pc.input.observation };
     const stop = has('shouldStop') ? await callChecked(call, 'shouldStop', stopInput) : defaultShouldStop(stopInput);
     return { ok: true, output: { state: fb.state, messages, stop } };

@@ -117,3 +117,17 @@ void test('hostile: a child over its resident-memory cap is killed (memory-limit
     await small.close();
   }
 });
+
+void test('hostile: feedback flooding the conversation is a bad return value, not a giant IPC reply', async () => {
+  const flood = harnessSource({}, "feedback(input) { const m = { role: 'tool' as const, content: 'x'.repeat(60000) }; return { state: null, replace: Array.from({ length: 15 }, () => m) }; },");
+  const loaded = await pool.loadHarness(flood);
+  assert.ok(loaded.ok);
+  const react: PhaseCall = {
+    phase: 'react',
+    input: { task: START.input.task, state: null, turn: 0, event: { kind: 'format-error', reason: 'x', formatErrorsLeft: 1 }, messages: [{ role: 'user', content: 'hi' }], tools: [], observation: {} },
+  };
+  const [r] = await loaded.runner.runPhases([react]);
+  assert.ok(!r.ok);
+  assert.equal(r.failure.kind, 'bad-return-value');
+  assert.match(r.failure.reason, /conversation 15 messages \/ 900000 characters/);
+});
