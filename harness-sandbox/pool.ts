@@ -127,6 +127,11 @@ export class SandboxPool {
     return 30_000 + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 35 * this.options.limits.hookCpuMs;
   }
 
+  /** Starts every child process now (about 0.5-1 s each), so the first harness call does not pay it. */
+  async warmUp(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.warmUp()));
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.processes.map((p) => p.close()));
   }

@@ -148,6 +148,11 @@ export class SandboxProcess {
     this.rssTimer.unref();
   }
 
+  /** Starts the child now rather than on the first request (a worker calls this at boot). */
+  async warmUp(): Promise<void> {
+    await this.ensureStarted();
+  }
+
   /** Stops the child (pending requests get a runtime-error failure). */
   async close(): Promise<void> {
     const child = this.child;

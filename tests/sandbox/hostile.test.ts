@@ -33,6 +33,8 @@ async function assertHealthyHarnessWorks(): Promise<void> {
 }
 
 void test('warm-up: the sandbox process starts and a healthy harness works', async () => {
+  await pool.warmUp();
+  assert.ok(pool.pids()[0] !== undefined, 'warmUp starts the child');
   await assertHealthyHarnessWorks();
 });
 
