@@ -67,6 +67,14 @@ function staticViolations(sf: ts.SourceFile): HarnessViolation[] {
   const flag = (node: ts.Node, where: string, message: string) => found.push({ where, message, ...at(sf, node.getStart(sf)) });
   const allowed = (spec: ts.Expression | undefined) => spec !== undefined && ts.isStringLiteral(spec) && (ALLOWED_IMPORTS as readonly string[]).includes(spec.text);
 
+  // Module-level `let` / `var` is mutable state shared by all calls of an isolate; hooks must be pure
+  // (an isolate can be reloaded at any time, and replays must not depend on call history).
+  for (const stmt of sf.statements) {
+    if (ts.isVariableStatement(stmt) && !(stmt.declarationList.flags & ts.NodeFlags.Const)) {
+      flag(stmt, 'module-state', 'module-level `let` / `var` is not allowed: hooks are pure; carry what must change from turn to turn in `state`');
+    }
+  }
+
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && !allowed(node.moduleSpecifier)) {
       flag(node, 'import', `value import from ${node.moduleSpecifier.getText(sf)} is not allowed: use \`import type\` for types; values may come only from ${ALLOWED_IMPORTS.join(', ')}`);

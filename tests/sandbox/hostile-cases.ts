@@ -36,6 +36,7 @@ export const HOSTILE_CASES: HostileCase[] = [
   { name: 'static: import fs', source: harnessSource({}, '', "import { readFileSync } from 'fs'; export const r = readFileSync;"), expect: 'compile-error', stage: 'load', ...quick },
   { name: 'static: dynamic import()', source: setup("void import('fs'); return { state: null };"), expect: 'compile-error', stage: 'load', reason: /dynamic import/, ...quick },
   { name: 'static: process.exit', source: setup('process.exit(1); return { state: null };'), expect: 'compile-error', stage: 'load', reason: /process/, ...quick },
+  { name: 'static: module-level mutable state', source: harnessSource({}, 'setup() { calls++; return { state: calls }; },', 'let calls = 0;'), expect: 'compile-error', stage: 'load', reason: /module-level/, ...quick },
   { name: 'static: async hook', source: harnessSource({}, 'async setup() { return { state: null }; },'), expect: 'compile-error', stage: 'load', ...quick },
   { name: 'escape: Function constructor to process.exit', source: setup(`const g = ${FN}('return this')(); g.process.exit(1); return { state: null };`), expect: 'runtime-error', stage: 'call', ...quick },
   { name: 'escape: Function constructor to require', source: setup(`const r = ${FN}('return require')(); return { state: String(r('fs')) };`), expect: 'runtime-error', stage: 'call', reason: /require is not defined/, ...quick },
