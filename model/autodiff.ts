@@ -19,7 +19,19 @@ export class Tape {
   private readonly entries: Entry[] = [];
   private readonly tracked = new Set<string>();
 
-  constructor(readonly b: GraphBuilder) {}
+  /**
+   * @param pinOrder make data gradients wait for weight gradients (see zeroAfter): needed for memory at
+   *   long contexts, a small cost otherwise.
+   */
+  constructor(
+    readonly b: GraphBuilder,
+    readonly pinOrder = false,
+  ) {}
+
+  /** Extra Gemm C input (a zero depending on `grads`) when pinning order, else nothing. */
+  orderAfter(...grads: [string | undefined, number][]): string[] {
+    return this.pinOrder ? [this.zeroAfter(...grads)] : [];
+  }
 
   /** Registers a graph value; `requiresGrad` marks the leaves gradients are wanted for. */
   leaf(name: string, shape: number[], requiresGrad: boolean): string {
@@ -74,7 +86,7 @@ export class Tape {
       if (!gy) return [];
       const gw = transB ? this.b.op('Gemm', [gy, x], { transA: A.i(1) }) : this.b.op('Gemm', [x, gy], { transA: A.i(1) });
       const gb = bias ? this.b.op('ReduceSum', [gy, this.b.constI64([0])], { keepdims: A.i(0) }) : undefined;
-      const gx = this.b.op('Gemm', [gy, w, this.zeroAfter([gw, 2], [gb, 1])], transB ? {} : { transB: A.i(1) });
+      const gx = this.b.op('Gemm', [gy, w, ...this.orderAfter([gw, 2], [gb, 1])], transB ? {} : { transB: A.i(1) });
       return [gx, gw, gb];
     });
     return y;
@@ -212,7 +224,7 @@ export class Tape {
       const gg = b.op('ReduceSum', [b.op('Mul', [gy, xhat]), rows], { keepdims: A.i(0) });
       const gb = b.op('ReduceSum', [gy, rows], { keepdims: A.i(0) });
       const inner = b.op('Sub', [b.op('Sub', [dxhat, m1]), b.op('Mul', [xhat, m2])]);
-      const gx = b.op('Mul', [inner, b.op('Add', [inv, this.zeroAfter([gg, 1], [gb, 1])])]);
+      const gx = b.op('Mul', [inner, this.pinOrder ? b.op('Add', [inv, this.zeroAfter([gg, 1], [gb, 1])]) : inv]);
       return [gx, gg, gb];
     });
     return y;

@@ -17,9 +17,11 @@ export interface RuntimeOptions {
    */
   memoryPattern?: boolean;
   /**
-   * Let ORT's intra-op threads spin between ops (ORT's default). Off by default here: on a shared 2-core
-   * machine a spinning thread steals the core the JS thread and other processes need; measured 2-3x
-   * faster generation and ~1.5x faster training with spinning off under load.
+   * Let ORT's intra-op threads spin between ops. The trainer defaults to on (its big matmuls need the
+   * second thread awake: 1m @ 32x128 on 2 threads measured 29k tok/s spinning vs 15k not, on a quiet
+   * machine); the sampler defaults to off (its many tiny ops and JS work between steps lose to a spinning
+   * thread: 2-3x faster generation under load, equal when quiet). Under heavy outside load spinning
+   * also hurts training (10k vs 14k tok/s measured), so a crowded machine may want it off.
    */
   spinning?: boolean;
 }
@@ -32,7 +34,7 @@ export function sessionOptions(o: RuntimeOptions = {}): ort.InferenceSession.Ses
     executionMode: 'sequential',
     graphOptimizationLevel: o.optimization ?? 'all',
     enableMemPattern: o.memoryPattern ?? true,
-    extra: { session: { intra_op: { allow_spinning: o.spinning ? '1' : '0' } } },
+    extra: { session: { intra_op: { allow_spinning: (o.spinning ?? true) ? '1' : '0' } } },
   };
 }
 

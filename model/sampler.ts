@@ -46,7 +46,8 @@ export class OrtSampler implements ModelBackend {
   }
 
   static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
-    const [prefill, step] = await Promise.all([createSession(buildHfDecoderGraph(config, params), options), createSession(buildStepGraph(config, params), options)]);
+    const ortOptions = { ...options, spinning: options.spinning ?? false };
+    const [prefill, step] = await Promise.all([createSession(buildHfDecoderGraph(config, params), ortOptions), createSession(buildStepGraph(config, params), ortOptions)]);
     return new OrtSampler(config, prefill, step, Math.max(1, options.maxBatchRows ?? 64));
   }
 

@@ -107,13 +107,13 @@ export function mlp(tape: Tape, h: string, [wFc, bFc, wProj, bProj]: string[], r
     const dz = uk ? b.op('Add', [b.op('Mul', [b.op('Mul', [uk, b.constF(3)]), u]), b.constF(k2)]) : b.op('Add', [b.op('Mul', [u2, b.constF(3 * k1)]), b.constF(k2)]);
     const gWProj = b.op('Gemm', [fR, gy], { transA: A.i(1) });
     const gbProj = b.op('ReduceSum', [gy, b.constI64([0])], { keepdims: A.i(0) });
-    const gf = b.op('Gemm', [gy, wProj, tape.zeroAfter([gWProj, 2], [gbProj, 1])], { transB: A.i(1) });
+    const gf = b.op('Gemm', [gy, wProj, ...tape.orderAfter([gWProj, 2], [gbProj, 1])], { transB: A.i(1) });
     // d gelu/du = s (1 + u (1 - s) dz/du)
     const slope = b.op('Mul', [sR, b.op('Add', [b.op('Mul', [b.op('Mul', [u, b.op('Sub', [b.constF(1), sR])]), dz]), b.constF(1)])]);
     const gu = b.op('Mul', [gf, slope]);
     const gWFc = b.op('Gemm', [h, gu], { transA: A.i(1) });
     const gbFc = b.op('ReduceSum', [gu, b.constI64([0])], { keepdims: A.i(0) });
-    const gh = b.op('Gemm', [gu, wFc, tape.zeroAfter([gWFc, 2], [gbFc, 1])], { transB: A.i(1) });
+    const gh = b.op('Gemm', [gu, wFc, ...tape.orderAfter([gWFc, 2], [gbFc, 1])], { transB: A.i(1) });
     return [gh, gWFc, gbFc, gWProj, gbProj];
   });
   return out;

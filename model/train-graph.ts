@@ -87,7 +87,7 @@ export function buildTrainGraph(c: ModelConfig, o: TrainGraphOptions): Uint8Arra
   b.input('tokens', 'int32', [o.rows, o.seqLen]);
   b.input('targets', 'int32', [o.rows, o.seqLen]);
   b.input('weights', ft, [o.rows, o.seqLen]);
-  const tape = new Tape(b);
+  const tape = new Tape(b, o.recomputeAttention ?? false);
   const { loss, leaves, logits } = emitModelLoss(tape, c, o.rows, o.seqLen, o.recomputeAttention ?? false);
   b.output(loss, ft, []);
   if (o.emitLogits) {
