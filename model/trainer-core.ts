@@ -43,7 +43,7 @@ export class TrainerCore {
       // At long contexts activations dominate memory: recompute attention and MLP activations in backward.
       const long = seqLen >= 512;
       const bytes = buildTrainGraph(this.config, { rows, seqLen, mode: 'train', recomputeAttention: long });
-      s = createSession(bytes, { ...this.options, memoryPattern: long ? false : this.options.memoryPattern });
+      s = createSession(bytes, this.options);
       this.sessions.set(key, s);
     }
     return s;
