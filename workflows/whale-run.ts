@@ -48,7 +48,10 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
     state = parsed.data;
   }
   // After the carried state is in place: messages buffered across continue-as-new see it at once.
-  registerHandlers(() => state, () => unitScope);
+  // Signals are durable: one that arrives before the state exists (e.g. a pause sent while no worker ran)
+  // is kept here and applied as soon as the run is initialised.
+  const early: RunState['control'] = { paused: false, stop: null };
+  registerHandlers(() => state, () => unitScope, early);
 
   const expanded = state ? { ok: true as const, config: state.config } : expandRunConfig(input);
   if (!expanded.ok) {
@@ -66,6 +69,7 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
       { key: WhaleDomain, value: config.domain }, { key: WhaleRunState, value: 'running' },
     ]);
     state = await initialiseRun(config, acts);
+    state.control = { paused: state.control.paused || early.paused, stop: state.control.stop ?? early.stop };
   }
   publish(state, 'running');
 
@@ -206,7 +210,7 @@ function publish(state: RunState, runState: string): void {
   });
 }
 
-function registerHandlers(get: () => RunState | null, scope: () => CancellationScope | null): void {
+function registerHandlers(get: () => RunState | null, scope: () => CancellationScope | null, early: RunState['control']): void {
   const requireState = (): RunState => {
     const s = get();
     if (!s) throw new Error('the run is still initialising; try again in a moment');
@@ -218,9 +222,13 @@ function registerHandlers(get: () => RunState | null, scope: () => CancellationS
     if (s.control.stop === 'abandon-step') scope()?.cancel();
   };
   setHandler(runStatusQuery, () => get());
-  setHandler(pauseRunSignal, () => void (get() && (requireState().control.paused = true)));
-  setHandler(resumeRunSignal, () => void (get() && (requireState().control.paused = false)));
-  setHandler(stopRunSignal, (arg) => void (get() && applyStop(arg?.mode)));
+  const control = () => get()?.control ?? early;
+  setHandler(pauseRunSignal, () => void (control().paused = true));
+  setHandler(resumeRunSignal, () => void (control().paused = false));
+  setHandler(stopRunSignal, (arg) => {
+    if (get()) applyStop(arg?.mode);
+    else early.stop = arg?.mode ?? 'finish-step';
+  });
   setHandler(pauseRunUpdate, () => ((requireState().control.paused = true), { paused: true }), { validator: () => void requireState() });
   setHandler(resumeRunUpdate, () => ((requireState().control.paused = false), { paused: false }), { validator: () => void requireState() });
   setHandler(stopRunUpdate, (arg) => (applyStop(arg?.mode), { stop: requireState().control.stop! }), {
