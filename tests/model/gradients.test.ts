@@ -58,30 +58,33 @@ function relErrPerTensor(c: ModelConfig, ref: ArrayLike<number>, got: ArrayLike<
 
 const small = modelConfig({ contextLength: 16, dModel: 16, nLayers: 2, nHeads: 2 });
 
-void test('float64 gradients match central finite differences for every parameter tensor (<= 1e-5)', async () => {
-  const b = makeBatch(2, 8, 1);
-  const params = perturbedParams(small, 2);
-  const gradS = await session(small, b, 'grad', 'float64', 'disabled');
-  const lossS = await session(small, b, 'loss', 'float64', 'disabled');
-  const analytic = (await gradS.run(feeds(b, params))).grad.data as Float64Array;
-  const numeric = new Float64Array(params.length);
-  const h = 1e-5;
-  const q = Float64Array.from(params);
-  for (let i = 0; i < params.length; i++) {
-    q[i] = params[i] + h;
-    const lp = Number((await lossS.run(feeds(b, q))).loss.data[0]);
-    q[i] = params[i] - h;
-    const lm = Number((await lossS.run(feeds(b, q))).loss.data[0]);
-    q[i] = params[i];
-    numeric[i] = (lp - lm) / (2 * h);
-  }
-  const errs = relErrPerTensor(small, numeric, analytic);
-  const worst = Math.max(...errs.values());
-  console.log(`[grad-check] float64 vs finite differences: ${errs.size} tensors, ${params.length} params, worst relative error ${worst.toExponential(2)}`);
-  for (const [name, e] of errs) assert.ok(e <= 1e-5, `${name}: relative error ${e} > 1e-5`);
-  await gradS.release();
-  await lossS.release();
-});
+for (const recompute of [false, true]) {
+  const variant = recompute ? ' (long-context graph: recomputed attention and MLP, per-row attention chunks)' : '';
+  void test(`float64 gradients match central finite differences for every parameter tensor (<= 1e-5)${variant}`, async () => {
+    const b = makeBatch(2, 8, 1);
+    const params = perturbedParams(small, 2);
+    const gradS = await session(small, b, 'grad', 'float64', 'disabled', recompute);
+    const lossS = await session(small, b, 'loss', 'float64', 'disabled');
+    const analytic = (await gradS.run(feeds(b, params))).grad.data as Float64Array;
+    const numeric = new Float64Array(params.length);
+    const h = 1e-5;
+    const q = Float64Array.from(params);
+    for (let i = 0; i < params.length; i++) {
+      q[i] = params[i] + h;
+      const lp = Number((await lossS.run(feeds(b, q))).loss.data[0]);
+      q[i] = params[i] - h;
+      const lm = Number((await lossS.run(feeds(b, q))).loss.data[0]);
+      q[i] = params[i];
+      numeric[i] = (lp - lm) / (2 * h);
+    }
+    const errs = relErrPerTensor(small, numeric, analytic);
+    const worst = Math.max(...errs.values());
+    console.log(`[grad-check] float64 vs finite differences${variant}: ${errs.size} tensors, ${params.length} params, worst relative error ${worst.toExponential(2)}`);
+    for (const [name, e] of errs) assert.ok(e <= 1e-5, `${name}: relative error ${e} > 1e-5`);
+    await gradS.release();
+    await lossS.release();
+  });
+}
 
 void test('float32 graph with full ORT optimisation matches the float64 gradient (<= 1e-4)', async () => {
   const c = modelConfig('tiny');
