@@ -19,6 +19,8 @@ export interface SandboxPoolOptions {
   maxIsolates: number;
   /** Resident-memory sampling period, ms. */
   rssPollMs: number;
+  /** Fixed part of the worker-side deadline of one request (child start-up, isolate loads), ms. */
+  deadlineSlackMs: number;
   limits: IsolateLimits;
 }
 
@@ -27,6 +29,7 @@ export const DEFAULT_SANDBOX_POOL_OPTIONS: SandboxPoolOptions = {
   rssCapMb: 768,
   maxIsolates: 4,
   rssPollMs: 50,
+  deadlineSlackMs: 30_000,
   limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 },
 };
 
@@ -124,7 +127,7 @@ export class SandboxPool {
    * child's own retries under load for a couple of them, plus start-up.
    */
   private deadlineMs(calls: number): number {
-    return 30_000 + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 35 * this.options.limits.hookCpuMs;
+    return this.options.deadlineSlackMs + calls * 2 * this.options.limits.hookCpuMs * 1.5 + 2 * 35 * this.options.limits.hookCpuMs;
   }
 
   /** Starts every child process now (about 0.5-1 s each), so the first harness call does not pay it. */

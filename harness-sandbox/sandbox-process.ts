@@ -60,18 +60,19 @@ export class SandboxProcess {
     const child = await this.ensureStarted();
     const id = this.nextId++;
     return new Promise<RequestOutcome>((resolve) => {
-      const timer = setTimeout(() => {
-        this.killChild(`no reply within ${deadlineMs} ms`);
-      }, deadlineMs);
-      this.inFlight = {
-        id,
-        settle: (o) => {
-          clearTimeout(timer);
-          this.inFlight = null;
-          resolve(o);
-        },
+      const timer = setTimeout(() => this.killChild(child, `no reply within ${deadlineMs} ms`), deadlineMs);
+      const settle = (o: RequestOutcome) => {
+        clearTimeout(timer);
+        if (this.inFlight?.id === id) this.inFlight = null;
+        resolve(o);
       };
-      child.send({ ...msg, id } as ParentMessage);
+      this.inFlight = { id, settle };
+      try {
+        child.send({ ...msg, id } as ParentMessage);
+      } catch (e) {
+        // The channel closed between start and send (the child just died): answer, do not hang.
+        settle({ ok: false, failure: { kind: 'runtime-error', reason: `could not reach the sandbox process: ${e instanceof Error ? e.message : String(e)}` } });
+      }
     });
   }
 
@@ -123,9 +124,11 @@ export class SandboxProcess {
   private killReason: string | null = null;
   private closing = false;
 
-  private killChild(reason: string): void {
+  /** Kills `child` if it is still the current one (a late timer must never kill its successor). */
+  private killChild(child: ChildProcess, reason: string): void {
+    if (this.child !== child) return;
     this.killReason = reason;
-    this.child?.kill('SIGKILL');
+    child.kill('SIGKILL');
   }
 
   private watchRss(child: ChildProcess): void {

@@ -59,3 +59,27 @@ void test('an infinite loop still times out on CPU time', async () => {
   // 1.5 limits of wall on an idle machine; a loaded one may need the 6-limit retry before CPU time adds up.
   assert.ok(performance.now() - t0 < 1_000 + 7.5 * HOOK_CPU_MS);
 });
+
+void test('a sandbox process that stops answering is killed at the worker-side deadline and replaced', async () => {
+  const hung = new SandboxPool({ deadlineSlackMs: 300, limits: { isolateMemoryMb: 32, hookCpuMs: 50 } });
+  try {
+    const loaded = await hung.loadHarness(harnessSource());
+    assert.ok(loaded.ok);
+    const pid = hung.pids()[0];
+    assert.ok(pid);
+    process.kill(pid, 'SIGSTOP'); // a hung child: alive, never replies
+    const t0 = performance.now();
+    const [r] = await loaded.runner.runPhases([START]);
+    const ms = performance.now() - t0;
+    assert.ok(!r.ok);
+    assert.equal(r.failure.kind, 'timeout');
+    assert.match(r.failure.reason, /killed: no reply within \d+ ms/);
+    assert.ok(ms < 10_000, `took ${ms.toFixed(0)} ms`);
+    assert.equal(hung.restarts, 1);
+    const [again] = await loaded.runner.runPhases([START]);
+    assert.ok(again.ok, 'the next request gets a fresh child');
+    assert.notEqual(hung.pids()[0], pid);
+  } finally {
+    await hung.close();
+  }
+});
