@@ -29,3 +29,11 @@ void test('every harness shipped under domains/<name>/{harnesses,reference-harne
   }
   assert.ok(checked >= 3, `expected the domains' seed harnesses, found ${checked} files`);
 });
+
+void test('the example harness in docs/writing-a-harness.md validates against the math tools', async () => {
+  const doc = readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'writing-a-harness.md'), 'utf8');
+  const example = /```ts\n([\s\S]*?)```/.exec(doc);
+  assert.ok(example, 'the doc has a ts example');
+  const report = await validateHarnessSource(pool, example[1], DOMAINS.math.load({ kind: 'synthetic' }).environment.tools);
+  assert.deepEqual(report.violations, []);
+});
