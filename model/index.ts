@@ -8,8 +8,9 @@
 //                 await trainer.step({ tokens: rows, lossWeights: rows }, { lr, weightDecay, clipNorm, beta1,
 //                 beta2, eps }) -> { loss, gradNorm, tokens, weightedTokens }. lossWeights[r][i] weights the
 //                 loss of predicting tokens[r][i] (index 0 is never a target); loss = sum(w*nll)/sum(w).
-//                 One ORT session per (rows, length bucket): keep row counts steady. step() is async (ORT
-//                 runs off the event loop). trainer.state() is a Checkpoint; await trainer.close().
+//                 One ORT session per (rows, length bucket): keep row counts steady. ORT runs in a worker
+//                 thread, so step() leaves the event loop free. await trainer.state() -> Checkpoint (a
+//                 copy); await trainer.saveCheckpoint(store) -> ArtifactRef; await trainer.close().
 //   Sampling      await OrtSampler.create(config, params, { threads, maxBatchRows }) or
 //                 OrtSampler.fromCheckpoint(checkpoint, opts): implements ModelBackend (model/backend.ts).
 //   Checkpoints   await saveCheckpoint(store, checkpoint) -> ArtifactRef; await loadCheckpoint(store, ref);

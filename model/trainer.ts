@@ -54,10 +54,14 @@ export class Trainer {
     }
     this.stepCount = initial.step;
     this.worker = startWorker({ state: initial, options });
+    // The worker keeps the process alive only while a request is in flight (a forgotten close() must
+    // not hang process exit).
+    this.worker.unref();
     this.worker.on('message', (res: TrainerResponse) => {
       const p = this.pending.get(res.id);
       if (!p) return;
       this.pending.delete(res.id);
+      if (this.pending.size === 0) this.worker.unref();
       if (res.ok) p.resolve(res.value);
       else p.reject(new Error(res.message));
     });
@@ -76,6 +80,7 @@ export class Trainer {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.worker.ref();
       this.worker.postMessage({ ...req, id });
     });
   }
