@@ -1,0 +1,93 @@
+// The fine-tune step of online RSFT: accepted trajectories -> one SFT epoch in minibatches -> a new
+// checkpoint. Idempotent (a repeat with equal inputs returns the stored result; first write wins) and
+// resumable (the heartbeat carries the minibatch cursor and a partial checkpoint, so a retry after a killed
+// worker continues where the last one stopped; in deterministic mode the final hash is the same).
+import { createHash } from 'node:crypto';
+import { DEFAULT_HYPERPARAMS, Trainer } from '../model';
+import { ArtifactRef } from '../store/artifact-ref';
+import { trajectoriesFromJsonl } from '../agent/trajectory';
+import { acceptedExamples, runSftEpoch } from '../training/rsft';
+import type { FineTuneStepInput, FineTuneStepResult } from './types';
+import type { ModelActivityDeps } from './model-activities';
+
+interface FineTuneHeartbeat {
+  kind: 'fine-tune';
+  inputKey: string;
+  /** Minibatches whose effect is in `partial`. */
+  minibatch: number;
+  total: number;
+  partial: ArtifactRef;
+}
+
+export interface FineTuneContext {
+  heartbeat(details: unknown): void;
+  throwIfCancelled(): void;
+  /** The last heartbeat of a previous attempt of this activity, if any. */
+  resumeFrom: unknown;
+  /** Minimum time between partial checkpoints (ms); each minibatch is saved when 0. */
+  partialEveryMs?: number;
+}
+
+export function fineTuneKey(input: FineTuneStepInput): string {
+  return createHash('sha256').update(JSON.stringify(input)).digest('hex');
+}
+
+function parseResume(details: unknown, inputKey: string): FineTuneHeartbeat | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const d = details as Partial<FineTuneHeartbeat>;
+  if (d.kind !== 'fine-tune' || d.inputKey !== inputKey || typeof d.minibatch !== 'number') return null;
+  const ref = ArtifactRef.safeParse(d.partial);
+  return ref.success ? { ...(d as FineTuneHeartbeat), partial: ref.data } : null;
+}
+
+export async function runFineTuneStep(deps: ModelActivityDeps, input: FineTuneStepInput, ctx: FineTuneContext): Promise<FineTuneStepResult> {
+  const inputKey = fineTuneKey(input);
+  const name = `fine-tune/${inputKey}`;
+  const done = await deps.store.lookupName(name);
+  if (done) return JSON.parse((await deps.store.get(done)).toString('utf8')) as FineTuneStepResult;
+
+  const trajectories = trajectoriesFromJsonl((await deps.store.get(input.trajectories)).toString('utf8'));
+  const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
+  const examples = acceptedExamples(trajectories, input.acceptThreshold);
+  let result: FineTuneStepResult;
+  if (examples.length === 0) {
+    // Nothing accepted: the step counts, the weights stay.
+    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0 };
+  } else {
+    const resume = parseResume(ctx.resumeFrom, inputKey);
+    const runtime = input.deterministic ? { deterministic: true } : { threads: deps.threads };
+    const trainer = await Trainer.loadCheckpoint(deps.store, resume ? resume.partial : input.checkpoint, runtime);
+    try {
+      let lastSave = Date.now();
+      let saved: FineTuneHeartbeat | null = resume;
+      const every = ctx.partialEveryMs ?? 2_000;
+      const epoch = await runSftEpoch(trainer, examples, {
+        minibatchSize: input.minibatchSize,
+        hyper: { ...DEFAULT_HYPERPARAMS, lr: input.learningRate, weightDecay: input.weightDecay, clipNorm: input.clipNorm },
+        seed: input.seed,
+        step: input.step,
+        startMinibatch: resume?.minibatch ?? 0,
+        onMinibatch: async (doneCount, total) => {
+          ctx.throwIfCancelled();
+          if (doneCount < total && Date.now() - lastSave >= every) {
+            saved = { kind: 'fine-tune', inputKey, minibatch: doneCount, total, partial: await trainer.saveCheckpoint(deps.store) };
+            lastSave = Date.now();
+          }
+          // Heartbeat details are replaced by each call: every beat carries the latest resumable cursor.
+          ctx.heartbeat(saved ? { ...saved, progress: doneCount } : { kind: 'fine-tune-progress', progress: doneCount, total });
+        },
+      });
+      const checkpoint = await trainer.saveCheckpoint(deps.store);
+      result = {
+        checkpoint, updated: true, acceptedTrajectories: accepted.length, acceptedTokens: epoch.tokens, minibatches: epoch.minibatches,
+        meanLoss: epoch.meanLoss, resumedFromMinibatch: resume?.minibatch ?? 0,
+      };
+    } finally {
+      await trainer.close();
+    }
+  }
+  const stored = await deps.store.put('blob', JSON.stringify(result));
+  const bound = await deps.store.bindName(name, stored);
+  // First write wins: a concurrent duplicate returns the result that was bound first.
+  return bound.sha256 === stored.sha256 ? result : (JSON.parse((await deps.store.get(bound)).toString('utf8')) as FineTuneStepResult);
+}

@@ -1,0 +1,205 @@
+// The model worker's activities: preparing a run, rollout batches, fine-tune steps, test evaluation and
+// harness scoring. Built by a factory closed over its dependencies (store, domains, sandbox, base policies),
+// so tests pass small real ones. Every rollout goes through the one agent loop.
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ArtifactStore } from '../store/artifact-store';
+import type { ArtifactRef } from '../store/artifact-ref';
+import { trajectoriesFromJsonl, trajectoriesToJsonl, type Trajectory } from '../agent/trajectory';
+import { runEpisodes, type RolloutSampling } from '../agent/loop';
+import type { EnvTask } from '../agent/environment';
+import type { DomainInstance } from '../domains/types';
+import type {
+  EvaluateHarnessInput, EvaluateHarnessResult, EvaluateTestInput, EvaluateTestResult, FineTuneStepInput, FineTuneStepResult,
+  PrepareRunInput, PrepareRunResult, RolloutBatchInput, RolloutBatchResult, WhaleActivities,
+} from './types';
+import type { ModelResources } from './model-resources';
+import { runFineTuneStep } from './fine-tune';
+import { seededPermutation } from '../training/rsft';
+
+export interface ModelActivityDeps {
+  store: ArtifactStore;
+  resources: ModelResources;
+  /** The domain instance for a run config's domain name (throws a clear error for unknown names). */
+  domain(name: string): DomainInstance;
+  /** The domain's base policy checkpoint bytes (committed, or from `whale pretrain`). */
+  basePolicy(domain: string): Uint8Array;
+  /** The domain's seed harness h0 (TypeScript source). */
+  seedHarness(domain: string): string;
+  /** System-owned limits of one rollout (not harness-owned). */
+  limits: { maxNewTokensPerTurn: number; maxEpisodeTokens: number };
+  /** Trainer threads (ignored in deterministic mode: 1). */
+  threads: number;
+}
+
+/** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
+const TEST_EVAL_STEP = 0x7e57;
+const HARNESS_EVAL_STEP = 0x4a55;
+
+function heartbeatSafe(details: unknown): void {
+  try {
+    Context.current().heartbeat(details);
+  } catch {
+    // Outside an activity (library use): nothing to heartbeat to.
+  }
+}
+
+function throwIfCancelled(): void {
+  let signal: AbortSignal | undefined;
+  try {
+    signal = Context.current().cancellationSignal;
+  } catch {
+    return;
+  }
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('activity cancelled');
+}
+
+export function configError(message: string): never {
+  throw ApplicationFailure.nonRetryable(message, 'ConfigError');
+}
+
+export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivities, 'prepareRun' | 'rolloutBatch' | 'fineTuneStep' | 'evaluateTest' | 'evaluateHarness'> {
+  const domainOf = (name: string): DomainInstance => {
+    try {
+      return deps.domain(name);
+    } catch (err) {
+      return configError((err as Error).message);
+    }
+  };
+
+  async function rollouts(opts: {
+    domain: string; checkpoint: ArtifactRef; harness: ArtifactRef; tasks: readonly EnvTask<unknown>[]; samplesPerTask: number;
+    sampling: { temperature: number; topK: number }; runSeed: number; step: number; label: string;
+  }): Promise<Trajectory[]> {
+    const instance = domainOf(opts.domain);
+    const backend = await deps.resources.sampler(opts.checkpoint);
+    const harness = await deps.resources.harness(opts.harness);
+    const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
+    const total = opts.tasks.length * opts.samplesPerTask;
+    const { trajectories } = await runEpisodes({
+      backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
+      sampling, runSeed: opts.runSeed, step: opts.step,
+      onTurn: (p) => {
+        throwIfCancelled();
+        heartbeatSafe({ phase: opts.label, turn: p.turn, finished: p.finished, total });
+      },
+    });
+    return trajectories;
+  }
+
+  return {
+    async prepareRun(input: PrepareRunInput): Promise<PrepareRunResult> {
+      const instance = domainOf(input.domain);
+      let checkpoint = input.baseCheckpoint;
+      if (checkpoint) {
+        if (!(await deps.store.has(checkpoint))) configError(`model.baseCheckpoint ${checkpoint.uri} is not in the artifact store: put it there (whale agent import) or omit it to start from the domain's base policy`);
+      } else {
+        let bytes: Uint8Array;
+        try {
+          bytes = deps.basePolicy(input.domain);
+        } catch (err) {
+          return configError((err as Error).message);
+        }
+        checkpoint = await deps.store.put('checkpoint', bytes);
+      }
+      let harness = input.baseHarness;
+      if (harness) {
+        if (!(await deps.store.has(harness))) configError(`model.baseHarness ${harness.uri} is not in the artifact store`);
+      } else {
+        harness = await deps.store.put('harness', deps.seedHarness(input.domain));
+      }
+      const s = instance.splits;
+      return { checkpoint, harness, splitSizes: { weight: s.weight.length, harness: s.harness.length, test: s.test.length } };
+    },
+
+    async rolloutBatch(input: RolloutBatchInput): Promise<RolloutBatchResult> {
+      const instance = domainOf(input.domain);
+      const tasks = sampleWeightPrompts(instance.splits.weight, input.cursor, input.prompts, input.seed);
+      const trajectories = await rollouts({
+        domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.samplesPerPrompt,
+        sampling: input.sampling, runSeed: input.seed, step: input.step, label: `rollouts step ${input.step}`,
+      });
+      const ref = await deps.store.put('trajectories', trajectoriesToJsonl(trajectories));
+      const scored = trajectories.filter((t) => t.stopReason !== 'harness-failure');
+      const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
+      return {
+        trajectories: ref,
+        promptIds: tasks.map((t) => t.id),
+        rollouts: trajectories.length,
+        scored: scored.length,
+        meanReward: scored.length ? scored.reduce((a, t) => a + t.reward, 0) / scored.length : null,
+        accepted: accepted.length,
+        distinctAcceptedPrompts: new Set(accepted.map((t) => t.taskId)).size,
+        tokens: trajectories.reduce((a, t) => a + t.tokenCounts.generated, 0),
+        meanTurns: trajectories.length ? trajectories.reduce((a, t) => a + t.turns.length, 0) / trajectories.length : 0,
+      };
+    },
+
+    async fineTuneStep(input: FineTuneStepInput): Promise<FineTuneStepResult> {
+      return runFineTuneStep(deps, input, { heartbeat: heartbeatSafe, throwIfCancelled, resumeFrom: resumeDetails() });
+    },
+
+    async evaluateTest(input: EvaluateTestInput): Promise<EvaluateTestResult> {
+      const instance = domainOf(input.domain);
+      const tasks = input.taskLimit ? instance.splits.test.slice(0, input.taskLimit) : instance.splits.test;
+      const trajectories = await rollouts({
+        domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.samplesPerTask,
+        sampling: { temperature: 1.0, topK: 20 }, runSeed: input.seed, step: TEST_EVAL_STEP, label: `test ${input.label}`,
+      });
+      const perTask = new Map<string, number[]>();
+      for (const t of trajectories) perTask.set(t.taskId, [...(perTask.get(t.taskId) ?? []), t.reward]);
+      const taskMeans = [...perTask.entries()].map(([taskId, r]) => ({ taskId, mean: r.reduce((a, b) => a + b, 0) / r.length, rewards: r }));
+      const meanAt8 = taskMeans.length ? taskMeans.reduce((a, t) => a + t.mean, 0) / taskMeans.length : 0;
+      const detail = await deps.store.put('evaluation', JSON.stringify({ label: input.label, checkpoint: input.checkpoint.sha256, harness: input.harness.sha256, meanAt8, tasks: taskMeans }));
+      return { meanAt8, tasks: taskMeans.length, rollouts: trajectories.length, detail };
+    },
+
+    async evaluateHarness(input: EvaluateHarnessInput): Promise<EvaluateHarnessResult> {
+      const instance = domainOf(input.domain);
+      const tasks = input.taskLimit ? instance.splits.harness.slice(0, input.taskLimit) : instance.splits.harness;
+      const trajectories = await rollouts({
+        domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.rolloutsPerTask,
+        sampling: { temperature: 1.0, topK: 20 }, runSeed: input.seed, step: HARNESS_EVAL_STEP, label: `harness ${input.name}`,
+      });
+      const ref = await deps.store.put('trajectories', trajectoriesToJsonl(trajectories));
+      const n = Math.max(1, trajectories.length);
+      return {
+        successRate: trajectories.reduce((a, t) => a + t.reward, 0) / n,
+        meanTurns: trajectories.reduce((a, t) => a + t.turns.length, 0) / n,
+        meanTokens: trajectories.reduce((a, t) => a + t.tokenCounts.generated, 0) / n,
+        rollouts: trajectories.length,
+        trajectories: ref,
+      };
+    },
+  };
+}
+
+function resumeDetails(): unknown {
+  try {
+    return Context.current().info.heartbeatDetails;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The persistent sampler over D_weight: epoch e visits a permutation seeded by (run seed, e); a batch
+ * that crosses the end of an epoch continues in the next epoch's permutation.
+ */
+export function sampleWeightPrompts<T>(weight: readonly T[], cursor: { epoch: number; offset: number }, count: number, seed: number): T[] {
+  if (weight.length === 0) configError('D_weight is empty: the domain has no training prompts');
+  const out: T[] = [];
+  let { epoch, offset } = cursor;
+  let perm = seededPermutation(weight.length, seed, epoch);
+  while (out.length < count) {
+    if (offset >= weight.length) {
+      epoch += 1;
+      offset = 0;
+      perm = seededPermutation(weight.length, seed, epoch);
+    }
+    out.push(weight[perm[offset]]);
+    offset += 1;
+  }
+  return out;
+}
+
+export { trajectoriesFromJsonl };
