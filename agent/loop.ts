@@ -4,14 +4,14 @@
 // environment, and asks the harness for feedback and its stop rule (one batched call). Finished episodes
 // drop out. Training rollouts, harness scoring and test evaluation all run through here.
 
-import { AgentConfigError, AgentSystemError } from './errors';
 import type { GenerateRequest, ModelBackend } from '../model/backend';
 import { SPECIAL_TOKENS, renderChatPrompt } from '../model/tokenizer';
 import { actionStopStrings } from './actions';
+import { AgentConfigError, AgentSystemError } from './errors';
 import type { DomainEnvironment, EnvTask, ToolSpec } from './environment';
-import type { TurnEvent } from './harness-contract';
+import type { HarnessManifest, ParseActionOutput, TurnEvent } from './harness-contract';
 import { checkToolParams } from './harness-contract';
-import type { HarnessRunner, PhaseCall, PhaseResult } from './harness-runner';
+import type { HarnessRunner, PhaseCall, PhaseResult, ReactPhaseOutput, StartPhaseOutput } from './harness-runner';
 import { phaseUsesHooks } from './harness-runner';
 import { runPhase } from './harness-phases';
 import type { Episode } from './episode';
@@ -64,62 +64,90 @@ function checkRolloutInput(input: RunEpisodesInput<unknown>): void {
 
 export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Promise<RunEpisodesResult> {
   checkRolloutInput(input);
-  const { backend, environment: env, harness, sampling } = input;
-  const manifest = harness.manifest;
-  const tools: ToolSpec[] = env.tools.map((t) => ({ ...t }));
-  const stats = { turns: 0, generateCalls: 0, harnessBatches: 0, modelCalls: 0 };
-  const episodes: Episode<Hidden>[] = [];
-  for (const task of input.tasks) {
-    for (let s = 0; s < input.samplesPerTask; s++) episodes.push(newEpisode(task, s, env.initialState(task), manifest));
+  const batch = new RolloutBatch(input);
+  await batch.start();
+  while (batch.live().length > 0) {
+    const { generating, texts } = await batch.generate();
+    if (generating.length === 0) continue;
+    const actions = await batch.parse(generating, texts);
+    const continuing = await batch.execute(generating, actions, texts);
+    await batch.react(continuing);
+    input.onTurn?.({ turn: batch.stats.turns, live: batch.live().length, finished: batch.episodes.length - batch.live().length });
+  }
+  return { trajectories: batch.trajectories(), stats: batch.stats };
+}
+
+/** One rollout batch in flight: its episodes and the four steps of a turn, each batched. */
+class RolloutBatch<Hidden> {
+  readonly episodes: Episode<Hidden>[] = [];
+  readonly stats = { turns: 0, generateCalls: 0, harnessBatches: 0, modelCalls: 0 };
+  private readonly env: DomainEnvironment<Hidden>;
+  private readonly manifest: HarnessManifest;
+  private readonly tools: ToolSpec[];
+  private readonly stopStrings: string[];
+
+  constructor(private readonly input: RunEpisodesInput<Hidden>) {
+    this.env = input.environment;
+    this.manifest = input.harness.manifest;
+    this.tools = this.env.tools.map((t) => ({ ...t }));
+    this.stopStrings = actionStopStrings(this.tools);
+    for (const task of input.tasks) {
+      for (let s = 0; s < input.samplesPerTask; s++) this.episodes.push(newEpisode(task, s, this.env.initialState(task), this.manifest));
+    }
   }
 
-  // Runs one phase for a set of episodes: in the harness runner if the harness has hooks for it (one
-  // batched call), else with the defaults right here (no IPC). Failures end just their episode.
-  const phase = async (eps: Episode<Hidden>[], make: (ep: Episode<Hidden>, index: number) => PhaseCall): Promise<Array<PhaseResult | null>> => {
+  live(): Episode<Hidden>[] {
+    return this.episodes.filter((ep) => !ep.done);
+  }
+
+  /**
+   * Runs one phase for a set of episodes: in the harness runner if the harness has hooks for it (one
+   * batched call), else with the defaults right here (no IPC). A failure ends just its episode.
+   */
+  private async phase<O>(eps: Episode<Hidden>[], make: (ep: Episode<Hidden>, index: number) => PhaseCall, pick: (out: PhaseOutputUnion) => O | null): Promise<Array<O | null>> {
     if (eps.length === 0) return [];
     const calls = eps.map(make);
     let results: PhaseResult[];
-    if (phaseUsesHooks(calls[0].phase, manifest.hooks)) {
-      stats.harnessBatches++;
-      results = await harness.runPhases(calls);
+    if (phaseUsesHooks(calls[0].phase, this.manifest.hooks)) {
+      this.stats.harnessBatches++;
+      results = await this.input.harness.runPhases(calls);
     } else {
       const noHooks = () => Promise.reject(new AgentSystemError('BUG: a default phase called a harness hook'));
-      results = await Promise.all(calls.map((c) => runPhase(manifest, noHooks, c)));
+      results = await Promise.all(calls.map((c) => runPhase(this.manifest, noHooks, c)));
     }
     return results.map((r, i) => {
-      if (r.ok) return r;
+      if (r.ok) return pick(r.output);
       endWithFailure(eps[i], r.failure);
       return null;
     });
-  };
-
-  const violations = checkToolParams(manifest.config, tools);
-  if (violations.length > 0) {
-    const reason = violations.map((v) => `${v.where}: ${v.message}`).join('; ');
-    for (const ep of episodes) endWithFailure(ep, { kind: 'contract-violation', reason });
   }
 
-  const starting = episodes.filter((ep) => !ep.done);
-  const started = await phase(starting, (ep) => ({
-    phase: 'start',
-    input: { task: taskView(ep.task), observation: env.observe(ep.task, ep.envState), tools },
-  }));
-  started.forEach((r, i) => {
-    if (r?.ok && 'messages' in r.output) {
-      starting[i].harnessState = r.output.state;
-      starting[i].messages = r.output.messages;
+  /** Checks tool parameters, then set-up and first messages for every episode (one batched call). */
+  async start(): Promise<void> {
+    const violations = checkToolParams(this.manifest.config, this.tools);
+    if (violations.length > 0) {
+      const reason = violations.map((v) => `${v.where}: ${v.message}`).join('; ');
+      for (const ep of this.episodes) endWithFailure(ep, { kind: 'contract-violation', reason });
+      return;
     }
-  });
+    const started = await this.phase(
+      this.episodes,
+      (ep) => ({ phase: 'start', input: { task: taskView(ep.task), observation: this.env.observe(ep.task, ep.envState), tools: this.tools } }),
+      (o) => ('messages' in o && !('stop' in o) ? o : null),
+    );
+    started.forEach((out, i) => {
+      if (!out) return;
+      this.episodes[i].harnessState = out.state;
+      this.episodes[i].messages = out.messages;
+    });
+  }
 
-  const stopStrings = actionStopStrings(tools);
-  for (;;) {
-    const live = episodes.filter((ep) => !ep.done);
-    if (live.length === 0) break;
-
-    // 1. One batched generate call for every live episode that still fits its budgets.
+  /** One batched generate call for every live episode that still fits its budgets; records the calls. */
+  async generate(): Promise<{ generating: Episode<Hidden>[]; texts: string[] }> {
+    const { backend, sampling } = this.input;
     const generating: Episode<Hidden>[] = [];
     const requests: GenerateRequest[] = [];
-    for (const ep of live) {
+    for (const ep of this.live()) {
       const promptTokens = renderChatPrompt(ep.messages);
       const room = backend.maxContext - promptTokens.length;
       const budget = sampling.maxEpisodeTokens - ep.generatedTokens;
@@ -134,83 +162,91 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
           topK: sampling.topK,
           topP: sampling.topP,
           stopTokens: [SPECIAL_TOKENS.END, SPECIAL_TOKENS.EOT],
-          stopStrings,
-          seed: deriveSeed({ runSeed: input.runSeed, step: input.step, promptId: ep.task.id, sampleIndex: ep.sampleIndex, turn: ep.turn }),
+          stopStrings: this.stopStrings,
+          seed: deriveSeed({ runSeed: this.input.runSeed, step: this.input.step, promptId: ep.task.id, sampleIndex: ep.sampleIndex, turn: ep.turn }),
         });
       }
     }
-    if (generating.length === 0) continue;
-    stats.turns++;
-    stats.generateCalls++;
+    if (generating.length === 0) return { generating, texts: [] };
+    this.stats.turns++;
+    this.stats.generateCalls++;
     const generated = await backend.generate(requests);
     if (generated.length !== requests.length) throw new AgentSystemError(`model backend returned ${generated.length} results for ${requests.length} requests`);
     const texts = generated.map((g, i) => {
       const ep = generating[i];
       const req = requests[i];
       ep.modelCalls.push({ turn: ep.turn, seed: req.seed, promptTokens: req.promptTokens, generatedTokens: g.tokens, logprobs: g.logprobs, text: g.text, stopReason: g.stopReason });
-      stats.modelCalls++;
+      this.stats.modelCalls++;
       ep.promptTokens += req.promptTokens.length;
       ep.generatedTokens += g.tokens.length;
       const content = assistantContent(g.tokens);
       ep.messages = [...ep.messages, { role: 'assistant', content }];
       return content;
     });
+    return { generating, texts };
+  }
 
-    // 2. Parse actions (batched harness call only if the harness overrides parsing).
-    const parsed = await phase(generating, (ep, i) => ({
-      phase: 'parse',
-      input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools, observation: env.observe(ep.task, ep.envState) },
-    }));
+  /** Parses every generating episode's action (a batched harness call only if it overrides parsing). */
+  parse(generating: Episode<Hidden>[], texts: string[]): Promise<Array<ParseActionOutput | null>> {
+    return this.phase(
+      generating,
+      (ep, i) => ({
+        phase: 'parse',
+        input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools: this.tools, observation: this.env.observe(ep.task, ep.envState) },
+      }),
+      (o) => ('action' in o ? o : null),
+    );
+  }
 
-    // 3. Execute in the environment: tool calls concurrently, submissions, retry budgets, provenance.
-    const reacting: Episode<Hidden>[] = [];
-    const reactingEvents: TurnEvent[] = [];
+  /** Executes actions (tools concurrently); returns the episodes that go on, each with its event. */
+  async execute(generating: Episode<Hidden>[], actions: Array<ParseActionOutput | null>, texts: string[]): Promise<Array<{ ep: Episode<Hidden>; event: TurnEvent }>> {
     const events = await Promise.all(
       generating.map(async (ep, i) => {
-        const r = parsed[i];
-        if (!r?.ok || !('action' in r.output)) return null;
-        ep.harnessState = r.output.state;
-        return executeAction(ep, r.output.action, texts[i], env, manifest.config, tools);
+        const parsed = actions[i];
+        if (!parsed) return null;
+        ep.harnessState = parsed.state;
+        return executeAction(ep, parsed.action, texts[i], this.env, this.manifest.config, this.tools);
       }),
     );
+    const continuing: Array<{ ep: Episode<Hidden>; event: TurnEvent }> = [];
     generating.forEach((ep, i) => {
       const event = events[i];
       if (ep.done || event === null) return;
       ep.turn++;
-      if (ep.turn >= manifest.config.maxTurns) endEpisode(ep, 'turn-limit', `${manifest.config.maxTurns} turns used`);
-      else {
-        reacting.push(ep);
-        reactingEvents.push(event);
-      }
+      if (ep.turn >= this.manifest.config.maxTurns) endEpisode(ep, 'turn-limit', `${this.manifest.config.maxTurns} turns used`);
+      else continuing.push({ ep, event });
     });
+    return continuing;
+  }
 
-    // 4. Feedback and stop rule for the episodes that go on (one batched harness call).
-    const reacted = await phase(reacting, (ep, i) => ({
-      phase: 'react',
-      input: {
-        task: taskView(ep.task),
-        state: ep.harnessState,
-        turn: ep.turn - 1,
-        event: reactingEvents[i],
-        messages: ep.messages,
-        tools,
-        observation: env.observe(ep.task, ep.envState),
-      },
-    }));
-    reacted.forEach((r, i) => {
-      const ep = reacting[i];
-      if (!r?.ok || !('stop' in r.output)) return;
-      ep.harnessState = r.output.state;
+  /** Feedback and the stop rule for the episodes that go on (one batched harness call). */
+  async react(continuing: Array<{ ep: Episode<Hidden>; event: TurnEvent }>): Promise<void> {
+    const eps = continuing.map((c) => c.ep);
+    const reacted = await this.phase(
+      eps,
+      (ep, i) => ({
+        phase: 'react',
+        input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn - 1, event: continuing[i].event, messages: ep.messages, tools: this.tools, observation: this.env.observe(ep.task, ep.envState) },
+      }),
+      (o) => ('stop' in o ? o : null),
+    );
+    reacted.forEach((out, i) => {
+      const ep = eps[i];
+      if (!out) return;
+      ep.harnessState = out.state;
       const prev = ep.messages;
-      const next = r.output.messages;
+      const next = out.messages;
       const appended = next.length >= prev.length && prev.every((m, j) => m.role === next[j].role && m.content === next[j].content);
       ep.turns[ep.turns.length - 1].feedback = appended ? next.slice(prev.length) : next;
       ep.messages = next;
-      if (r.output.stop.stop) endEpisode(ep, 'stop-rule', r.output.stop.reason ?? 'the harness stop rule fired');
+      if (out.stop.stop) endEpisode(ep, 'stop-rule', out.stop.reason ?? 'the harness stop rule fired');
     });
-    input.onTurn?.({ turn: stats.turns, live: episodes.filter((e) => !e.done).length, finished: episodes.filter((e) => e.done).length });
   }
 
-  const ctx = { runSeed: input.runSeed, step: input.step, manifest };
-  return { trajectories: episodes.map((ep) => toTrajectory(ep, env, ctx)), stats };
+  trajectories(): Trajectory[] {
+    const ctx = { runSeed: this.input.runSeed, step: this.input.step, manifest: this.manifest };
+    return this.episodes.map((ep) => toTrajectory(ep, this.env, ctx));
+  }
 }
+
+type PhaseOutputUnion = StartPhaseOutput | ParseActionOutput | ReactPhaseOutput;
