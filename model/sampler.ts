@@ -27,8 +27,12 @@ export interface Prefill {
   lastLogits: Float32Array; // [V]
 }
 
-/** Distinct prompts prefilled per ORT run (sorted by length, so padding stays small). */
+/**
+ * Prefill batching: distinct prompts sorted by length, up to 16 rows and ~4096 padded tokens per ORT run
+ * (each run blocks the calling thread, so runs are kept short).
+ */
 const PREFILL_ROWS = 16;
+const PREFILL_TOKENS = 4096;
 
 export class OrtSampler implements ModelBackend {
   readonly maxContext: number;
@@ -85,10 +89,13 @@ export class OrtSampler implements ModelBackend {
   private async prefillAll(prompts: number[][]): Promise<Prefill[]> {
     const order = prompts.map((_, i) => i).sort((x, y) => prompts[x].length - prompts[y].length);
     const out: Prefill[] = new Array(prompts.length);
-    for (let start = 0; start < order.length; start += PREFILL_ROWS) {
-      const idx = order.slice(start, start + PREFILL_ROWS);
+    for (let start = 0; start < order.length; ) {
+      let end = start + 1;
+      while (end < order.length && end - start < PREFILL_ROWS && (end - start + 1) * prompts[order[end]].length <= PREFILL_TOKENS) end++;
+      const idx = order.slice(start, end);
       const done = await this.prefillBatch(idx.map((i) => prompts[i]));
       idx.forEach((i, j) => (out[i] = done[j]));
+      start = end;
     }
     this.stats.prefilledPrompts += prompts.length;
     return out;
