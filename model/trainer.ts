@@ -28,7 +28,9 @@ function startWorker(workerData: unknown): Worker {
   const ts = __filename.endsWith('.ts');
   const entry = path.join(__dirname, ts ? 'train-worker.ts' : 'train-worker.js');
   if (!ts) return new Worker(entry, { workerData });
-  return new Worker(`require('tsx/cjs'); require(${JSON.stringify(entry)});`, { eval: true, workerData });
+  // Resolved here so the bootstrap does not depend on the process's working directory.
+  const tsx = require.resolve('tsx/cjs');
+  return new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(entry)});`, { eval: true, workerData });
 }
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
