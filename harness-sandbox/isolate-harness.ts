@@ -3,16 +3,17 @@
 // CPU time, not wall time, decides a timeout: isolated-vm's `timeout` is wall-clock, so a call that hits
 // it is re-run with a longer wall allowance unless it really used its CPU budget (hooks are pure, so
 // re-running is safe). A loaded machine therefore cannot flip a healthy harness into a timeout.
-// CPU is measured with process.cpuUsage(), not `isolate.cpuTime`: measured on this build (isolated-vm
-// 5.0.4, Linux), `cpuTime` advanced by the full 1 s a stopped process spent off-CPU, i.e. it counts wall
-// time while the isolate is entered. The isolate runs synchronously on this process's main thread
-// (applySync) and the process does nothing else meanwhile, so the process's CPU usage is the hook's.
+// CPU is the CPU time of this process's main thread (thread-cpu.ts), not `isolate.cpuTime`: measured on
+// this build (isolated-vm 5.0.4, Linux), `cpuTime` advanced by the full 1 s a stopped process spent
+// off-CPU, i.e. it counts wall time while the isolate is entered. applySync runs the hook on the main
+// thread; the whole process's CPU would also count V8's background threads (seen: 1.4 cores busy).
 
 import ivm from 'isolated-vm';
 import type { HookName } from '../agent/harness-contract';
 import type { HarnessFailure, HarnessFailureKind } from '../agent/harness-runner';
 import { BOOTSTRAP_JS } from './bootstrap-source';
 import { CATASTROPHIC_EXIT_CODE } from './protocol';
+import { mainThreadCpuMs } from './thread-cpu';
 
 export interface IsolateLimits {
   /** Heap limit of the isolate in MiB (isolated-vm minimum 8). */
@@ -98,19 +99,20 @@ function dispose(isolate: ivm.Isolate): void {
  * Runs `run(wallMs)` until it returns or has used its CPU budget. The first wall allowance is 1.5 CPU
  * limits (an idle machine decides there); when it runs out with CPU to spare, the observed CPU share sets
  * the next allowance so one more attempt can spend the whole budget (capped at MAX_WALL_LIMITS limits).
+ * The cost: a hook that loops forever while the machine's load drops may use more than its limit in a
+ * re-run, up to that attempt's wall allowance; a healthy hook is never cut short by load.
  */
 function callWithCpuLimit(isolate: ivm.Isolate, limits: IsolateLimits, run: (wallMs: number) => unknown): HookValue {
   const limit = limits.hookCpuMs;
   let wallMs = Math.ceil(limit * FIRST_WALL_LIMITS);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const cpu0 = process.cpuUsage();
+    const cpu0 = mainThreadCpuMs();
     const t0 = performance.now();
     try {
       return decodeResult(run(wallMs));
     } catch (e) {
       if (isolate.isDisposed || !isTimeout(e)) return { ok: false, failure: classifyHostError(isolate, e, 'runtime-error') };
-      const used = process.cpuUsage(cpu0);
-      const cpuMs = (used.user + used.system) / 1000;
+      const cpuMs = mainThreadCpuMs() - cpu0;
       const tookMs = performance.now() - t0;
       if (cpuMs >= limit * 0.95 || wallMs >= limit * MAX_WALL_LIMITS || attempt === MAX_ATTEMPTS - 1) {
         return { ok: false, failure: { kind: 'timeout', reason: `used ${cpuMs.toFixed(0)} ms of CPU (in ${tookMs.toFixed(0)} ms wall) against a limit of ${limit} ms CPU per call` } };

@@ -19,6 +19,8 @@ export interface SandboxPoolOptions {
   maxIsolates: number;
   /** Resident-memory sampling period, ms. */
   rssPollMs: number;
+  /** V8 heap limit of each child's own heap (not the isolates'), MiB. */
+  childHeapMb: number;
   /** Fixed part of the worker-side deadline of one request (child start-up, isolate loads), ms. */
   deadlineSlackMs: number;
   limits: IsolateLimits;
@@ -30,6 +32,7 @@ export const DEFAULT_SANDBOX_POOL_OPTIONS: SandboxPoolOptions = {
   maxIsolates: 4,
   rssPollMs: 50,
   deadlineSlackMs: 30_000,
+  childHeapMb: 256,
   limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 },
 };
 

@@ -18,6 +18,8 @@ export interface SandboxProcessOptions {
   maxIsolates: number;
   /** How often the resident memory is sampled, in ms. */
   rssPollMs: number;
+  /** V8 old-space limit of the child's own heap (results, IPC), MiB; isolates have their own limits. */
+  childHeapMb: number;
 }
 
 export type RequestOutcome = { ok: true; reply: ChildMessage } | { ok: false; failure: HarnessFailure };
@@ -85,7 +87,7 @@ export class SandboxProcess {
   private start(): Promise<ChildProcess> {
     return new Promise((resolve, reject) => {
       const child = fork(CHILD_ENTRY, [String(this.options.maxIsolates)], {
-        execArgv: ['--import', TSX_LOADER, '--max-old-space-size=256'],
+        execArgv: ['--import', TSX_LOADER, `--max-old-space-size=${this.options.childHeapMb}`],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         serialization: 'json',
       });

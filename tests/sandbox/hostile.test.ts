@@ -53,7 +53,9 @@ for (const c of HOSTILE_CASES) {
     if (c.reason) assert.match(result.failure.reason, c.reason);
     const cpu = /used (\d+) ms of CPU/.exec(result.failure.reason);
     if (result.failure.kind === 'timeout' && cpu) {
-      assert.ok(Number(cpu[1]) >= 0.95 * HOOK_CPU_MS && Number(cpu[1]) <= 2 * HOOK_CPU_MS, `CPU used ${cpu[1]} ms vs limit ${HOOK_CPU_MS} ms`);
+      // A timeout means the CPU budget was used; on a re-run under load the overshoot is bounded by that
+      // attempt's wall allowance (at most 32 limits), never open-ended.
+      assert.ok(Number(cpu[1]) >= 0.95 * HOOK_CPU_MS && Number(cpu[1]) <= 32 * HOOK_CPU_MS, `CPU used ${cpu[1]} ms vs limit ${HOOK_CPU_MS} ms`);
     }
     const bound = 1_000 + c.cpuLimits * HOOK_CPU_MS;
     assert.ok(ms <= bound, `took ${ms.toFixed(0)} ms, bound ${bound} ms`);
@@ -132,4 +134,21 @@ void test('hostile: feedback flooding the conversation is a bad return value, no
   assert.ok(!r.ok);
   assert.equal(r.failure.kind, 'bad-return-value');
   assert.match(r.failure.reason, /conversation 15 messages \/ 900000 characters/);
+});
+
+void test('hostile: a V8 out-of-memory of the sandbox process itself is a memory-limit result; the worker keeps serving', async () => {
+  // Each result is legal (under every per-call cap) but 200 of them overflow a 32 MiB child heap.
+  const tiny = new SandboxPool({ childHeapMb: 32, limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 } });
+  try {
+    const big = await tiny.loadHarness(harnessSource({}, "setup(input) { return { state: input.task.id + 'x'.repeat(60000) }; },"));
+    assert.ok(big.ok);
+    const calls = Array.from({ length: 200 }, (_, i): PhaseCall => ({ phase: 'start', input: { ...START.input, task: { ...START.input.task, id: `t${i}` } } }) as PhaseCall);
+    const results = await big.runner.runPhases(calls);
+    assert.ok(results.every((r) => !r.ok && r.failure.kind === 'memory-limit'), JSON.stringify(results[0]).slice(0, 300));
+    assert.equal(tiny.restarts, 1);
+    const [ok] = await big.runner.runPhases([START]);
+    assert.ok(ok.ok, 'a fresh child serves the next batch');
+  } finally {
+    await tiny.close();
+  }
 });
