@@ -1,8 +1,6 @@
 // The Trainer: public face of training. Batches are validated and packed here; the ORT work runs in a
 // worker thread (model/train-worker.ts), so a step never blocks this thread's event loop and activities
 // keep heartbeating. Parameters, AdamW moments and step count live in the worker; state() fetches a copy.
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import type { ArtifactRef } from '../store/artifact-ref';
 import type { ArtifactStore } from '../store/artifact-store';
 import { Checkpoint, loadCheckpoint, saveCheckpoint } from './checkpoint';
@@ -10,7 +8,8 @@ import { ModelConfig, paramLayout } from './config';
 import { initParams } from './init';
 import type { RuntimeOptions } from './ort-session';
 import { packBatch, StepHyperparams, StepResult, TrainBatch } from './trainer-batch';
-import type { TrainerRequest, TrainerResponse } from './train-worker';
+import type { TrainerRequest } from './train-worker';
+import { WorkerClient } from './worker-client';
 
 export { packBatch } from './trainer-batch';
 export type { TrainBatch, StepHyperparams, StepResult, PackedBatch } from './trainer-batch';
@@ -20,27 +19,8 @@ export const DEFAULT_HYPERPARAMS: StepHyperparams = { lr: 1e-3, weightDecay: 0.1
 /** The trainer's whole state is a checkpoint. */
 export type TrainerState = Checkpoint;
 
-/**
- * Starts model/train-worker. When running from TypeScript sources (tsx), a worker does not inherit the
- * parent's loader hooks, so a one-line CommonJS bootstrap registers tsx before requiring the entry.
- */
-function startWorker(workerData: unknown): Worker {
-  const ts = __filename.endsWith('.ts');
-  const entry = path.join(__dirname, ts ? 'train-worker.ts' : 'train-worker.js');
-  if (!ts) return new Worker(entry, { workerData });
-  // Resolved here so the bootstrap does not depend on the process's working directory.
-  const tsx = require.resolve('tsx/cjs');
-  return new Worker(`require(${JSON.stringify(tsx)}); require(${JSON.stringify(entry)});`, { eval: true, workerData });
-}
-
-type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
-type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
-
 export class Trainer {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private failure: Error | undefined;
+  private readonly client: WorkerClient<TrainerRequest>;
   /** Optimizer steps taken (mirrors the worker's count). */
   stepCount: number;
 
@@ -55,36 +35,7 @@ export class Trainer {
       if (arr.length !== total) throw new Error(`${name} has ${arr.length} values but this config needs ${total}: is the checkpoint for another model config?`);
     }
     this.stepCount = initial.step;
-    this.worker = startWorker({ state: initial, options });
-    // The worker keeps the process alive only while a request is in flight (a forgotten close() must
-    // not hang process exit).
-    this.worker.unref();
-    this.worker.on('message', (res: TrainerResponse) => {
-      const p = this.pending.get(res.id);
-      if (!p) return;
-      this.pending.delete(res.id);
-      if (this.pending.size === 0) this.worker.unref();
-      if (res.ok) p.resolve(res.value);
-      else p.reject(new Error(res.message));
-    });
-    this.worker.on('error', (err) => this.fail(err));
-    this.worker.on('exit', (code) => this.fail(new Error(`trainer worker exited (code ${code})`)));
-  }
-
-  private fail(err: Error): void {
-    this.failure ??= err;
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
-  }
-
-  private request<T>(req: WithoutId<TrainerRequest>): Promise<T> {
-    if (this.failure) return Promise.reject(this.failure);
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.worker.ref();
-      this.worker.postMessage({ ...req, id });
-    });
+    this.client = new WorkerClient<TrainerRequest>('train-worker', { state: initial, options }, 'trainer');
   }
 
   static fromSeed(config: ModelConfig, seed: number, options: RuntimeOptions = {}): Trainer {
@@ -106,21 +57,19 @@ export class Trainer {
 
   /** A copy of the weights, AdamW moments and step (after every step requested so far). */
   async state(): Promise<TrainerState> {
-    const s = await this.request<Checkpoint>({ op: 'state' });
+    const s = await this.client.request<Checkpoint>({ op: 'state' });
     return { ...s, config: this.config };
   }
 
   /** One AdamW step on a batch; throws (keeping the old weights) on a malformed batch or a non-finite loss. */
   async step(batch: TrainBatch, hyper: StepHyperparams = DEFAULT_HYPERPARAMS): Promise<StepResult> {
     const packed = packBatch(this.config, batch);
-    const result = await this.request<StepResult>({ op: 'step', packed, hyper });
+    const result = await this.client.request<StepResult>({ op: 'step', packed, hyper });
     this.stepCount++;
     return result;
   }
 
   async close(): Promise<void> {
-    if (!this.failure) await this.request({ op: 'close' });
-    this.failure ??= new Error('trainer is closed');
-    await this.worker.terminate();
+    await this.client.close({ op: 'close' });
   }
 }
