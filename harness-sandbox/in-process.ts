@@ -34,7 +34,8 @@ export function loadHarnessInProcess(source: string): { ok: true; runner: Harnes
   };
   const caller = async (hook: HookName, input: unknown) => {
     try {
-      return { ok: true as const, value: hooks[hook](input) };
+      // A copy in, as in the sandbox: a hook that mutates its input must not reach into the loop's state.
+      return { ok: true as const, value: hooks[hook](structuredClone(input)) };
     } catch (e) {
       return { ok: false as const, failure: { kind: 'runtime-error' as const, reason: e instanceof Error ? e.message : String(e) } };
     }

@@ -129,3 +129,22 @@ void test('paper-sized batch: 32 prompts x 8 samples through the sandbox, one ge
   assert.equal(stats.turns, 2);
   console.log(`256 episodes x 2 turns through the sandbox: ${ms.toFixed(0)} ms in all (scripted model)`);
 });
+
+void test('in-process and sandboxed runners both hand hooks copies: mutating the input changes nothing outside', async () => {
+  const mutator = harnessSource({}, `feedback(input) {
+      input.messages.push({ role: 'user', content: 'smuggled' });
+      input.messages[0].content = 'rewritten';
+      return { state: null, append: [{ role: 'tool', content: 'ok' }] };
+    },`);
+  const script = (prompt: string) => (prompt.includes('<|tool|>ok') ? '<answer>K7</answer>' : '<lookup>alpha</lookup>');
+  const run = async (runner: HarnessRunner) =>
+    (await runEpisodes({ backend: new ScriptedBackend(script), environment: lookupEnv, harness: runner, tasks: [lookupTask('alpha')], samplesPerTask: 1, sampling: { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 64, maxEpisodeTokens: 512 }, runSeed: 1, step: 0 })).trajectories;
+  const inProcess = loadHarnessInProcess(mutator);
+  const sandboxed = await pool.loadHarness(mutator);
+  assert.ok(inProcess.ok && sandboxed.ok);
+  const a = await run(inProcess.runner);
+  const b = await run(sandboxed.runner);
+  assert.deepEqual(a, b);
+  assert.equal(a[0].messages[0].content, 'You answer questions.');
+  assert.ok(!a[0].messages.some((m) => m.content === 'smuggled'));
+});
