@@ -12,7 +12,8 @@
 //                 thread, so step() leaves the event loop free. await trainer.state() -> Checkpoint (a
 //                 copy); await trainer.saveCheckpoint(store) -> ArtifactRef; await trainer.close().
 //   Sampling      await OrtSampler.create(config, params, { threads, maxBatchRows }) or
-//                 OrtSampler.fromCheckpoint(checkpoint, opts): implements ModelBackend (model/backend.ts).
+//                 OrtSampler.fromCheckpoint(checkpoint, opts): implements ModelBackend (model/backend.ts);
+//                 runs in a worker thread; await sampler.close().
 //   Checkpoints   await saveCheckpoint(store, checkpoint) -> ArtifactRef; await loadCheckpoint(store, ref);
 //                 encodeCheckpoint / decodeCheckpoint (canonical bytes); CheckpointFormatError.
 //   Export        await exportForTransformersJs(checkpoint, dir): config.json, tokenizer files, onnx/model.onnx.
@@ -27,7 +28,7 @@ export { Trainer, DEFAULT_HYPERPARAMS } from './trainer';
 export type { TrainBatch, StepHyperparams, StepResult, TrainerState } from './trainer';
 export type { RuntimeOptions } from './ort-session';
 export { OrtSampler } from './sampler';
-export type { SamplerOptions } from './sampler';
+export type { SamplerOptions, SamplerStats } from './sampler';
 export { saveCheckpoint, loadCheckpoint, encodeCheckpoint, decodeCheckpoint, CheckpointFormatError } from './checkpoint';
 export type { Checkpoint } from './checkpoint';
 export { exportForTransformersJs } from './export';

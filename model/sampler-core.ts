@@ -1,10 +1,9 @@
-// OrtSampler: the embedded ModelBackend. Each distinct prompt is prefilled once (transformers.js-layout
-// decoder, batch 1) and its K/V copied into the slots of every row that samples from it; rows then decode
-// together through the step graph against a fixed-slot cache held here in JS (grown by doubling, compacted
-// when half the rows have finished), so no step copies the whole cache.
+// The sampler engine, run inside OrtSampler's worker thread. Each distinct prompt is prefilled once
+// (transformers.js-layout decoder, right-padded batches) and its K/V copied into the slots of every row
+// that samples from it; rows then decode together through the step graph against a fixed-slot cache held
+// in JS (model/slot-cache.ts), so no step copies the whole cache.
 import * as ort from 'onnxruntime-node';
-import type { GenerateRequest, GenerateResult, ModelBackend, StopReason } from './backend';
-import type { Checkpoint } from './checkpoint';
+import type { GenerateRequest, GenerateResult, StopReason } from './backend';
 import { ModelConfig } from './config';
 import { buildHfDecoderGraph, buildStepGraph } from './decoder-graph';
 import { Rng } from './init';
@@ -34,7 +33,7 @@ export interface Prefill {
 const PREFILL_ROWS = 16;
 const PREFILL_TOKENS = 4096;
 
-export class OrtSampler implements ModelBackend {
+export class SamplerCore {
   readonly maxContext: number;
   /** Counters for tests and benchmarks: distinct prompts prefilled, ORT runs, tokens generated. */
   readonly stats = { prefilledPrompts: 0, prefillRuns: 0, decodeSteps: 0, generatedTokens: 0 };
@@ -49,14 +48,10 @@ export class OrtSampler implements ModelBackend {
     this.maxContext = config.contextLength;
   }
 
-  static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
+  static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<SamplerCore> {
     const ortOptions = { ...options, spinning: options.spinning ?? false };
     const [prefill, step] = await Promise.all([createSession(buildHfDecoderGraph(config, params), ortOptions), createSession(buildStepGraph(config, params), ortOptions)]);
-    return new OrtSampler(config, prefill, step, Math.max(1, options.maxBatchRows ?? 64));
-  }
-
-  static fromCheckpoint(ck: Pick<Checkpoint, 'config' | 'params'>, options: SamplerOptions = {}): Promise<OrtSampler> {
-    return OrtSampler.create(ck.config, ck.params, options);
+    return new SamplerCore(config, prefill, step, Math.max(1, options.maxBatchRows ?? 64));
   }
 
   /** Requests are served one generate() call at a time (the sessions are shared). */

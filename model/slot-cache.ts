@@ -8,7 +8,7 @@ import type { GenerateRequest, StopReason } from './backend';
 import { ModelConfig } from './config';
 import { Rng } from './init';
 import { SPECIAL_TOKENS } from './tokenizer';
-import type { Prefill } from './sampler';
+import type { Prefill } from './sampler-core';
 
 const MASK_NEG = -1e9;
 const SLOT_ROUND = 64;

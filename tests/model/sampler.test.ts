@@ -123,3 +123,19 @@ void test('sampling is seeded per request, and stops on tokens, strings, max tok
   await assert.rejects(sampler.generate([{ ...base, promptTokens: [] }]), /non-empty/);
   await sampler.close();
 });
+
+void test('generation runs off the main thread: timers keep firing during a batch', async () => {
+  const big = modelConfig('embedded-1m');
+  const sampler = await OrtSampler.create(big, initParams(big, 1), { threads: 1 });
+  const reqs: GenerateRequest[] = Array.from({ length: 16 }, (_, i) => ({ promptTokens: encodeText(`prompt ${i}`), maxNewTokens: 64, temperature: 1, topK: 20, topP: 1, stopTokens: [], seed: i }));
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 1);
+  const started = performance.now();
+  const out = await sampler.generate(reqs);
+  const ms = performance.now() - started;
+  clearInterval(timer);
+  console.log(`[sampler] embedded-1m 16 x 64 tokens in ${ms.toFixed(0)} ms, ${ticks} timer ticks meanwhile`);
+  assert.equal(out.length, 16);
+  assert.ok(ticks >= Math.min(5, ms / 10), `only ${ticks} timer ticks during ${ms.toFixed(0)} ms of generation`);
+  await sampler.close();
+});

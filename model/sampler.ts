@@ -1,0 +1,54 @@
+// OrtSampler: the embedded ModelBackend. The sampling engine (model/sampler-core.ts: shared prefill,
+// fixed-slot KV cache, seeded top-k/top-p) runs in a worker thread, because onnxruntime-node runs
+// synchronously on the calling thread; the main event loop stays free while a batch generates.
+import type { GenerateRequest, GenerateResult, ModelBackend } from './backend';
+import type { Checkpoint } from './checkpoint';
+import { ModelConfig, paramLayout } from './config';
+import type { SamplerOptions } from './sampler-core';
+import type { SamplerRequest } from './sampler-worker';
+import { WorkerClient } from './worker-client';
+
+export type { SamplerOptions } from './sampler-core';
+
+export interface SamplerStats {
+  /** Distinct prompts prefilled (identical prompts share one prefill). */
+  prefilledPrompts: number;
+  prefillRuns: number;
+  decodeSteps: number;
+  generatedTokens: number;
+}
+
+export class OrtSampler implements ModelBackend {
+  /** Counters (as of the last generate() call), for tests and benchmarks. */
+  readonly stats: SamplerStats = { prefilledPrompts: 0, prefillRuns: 0, decodeSteps: 0, generatedTokens: 0 };
+
+  private constructor(
+    readonly config: ModelConfig,
+    readonly maxContext: number,
+    private readonly client: WorkerClient<SamplerRequest>,
+  ) {}
+
+  /** Builds the decoder sessions (in the worker) from a parameter vector; rejects if they cannot be built. */
+  static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
+    const total = paramLayout(config).total;
+    if (params.length !== total) throw new Error(`parameter vector has ${params.length} values, config needs ${total}`);
+    const client = new WorkerClient<SamplerRequest>('sampler-worker', { config, params, options }, 'sampler');
+    const maxContext = await client.request<number>({ op: 'ready' });
+    return new OrtSampler(config, maxContext, client);
+  }
+
+  static fromCheckpoint(ck: Pick<Checkpoint, 'config' | 'params'>, options: SamplerOptions = {}): Promise<OrtSampler> {
+    return OrtSampler.create(ck.config, ck.params, options);
+  }
+
+  /** Results are in request order; calls are served one at a time. */
+  async generate(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+    const out = await this.client.request<{ results: GenerateResult[]; stats: SamplerStats }>({ op: 'generate', requests });
+    Object.assign(this.stats, out.stats);
+    return out.results;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close({ op: 'close' });
+  }
+}
