@@ -29,6 +29,8 @@ export interface ModelActivityDeps {
   limits: { maxNewTokensPerTurn: number; maxEpisodeTokens: number };
   /** Trainer threads (ignored in deterministic mode: 1). */
   threads: number;
+  /** Minimum time between partial fine-tune checkpoints (the resume points of a killed step), ms. */
+  partialCheckpointEveryMs?: number;
 }
 
 /** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
@@ -135,7 +137,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     },
 
     async fineTuneStep(input: FineTuneStepInput): Promise<FineTuneStepResult> {
-      return runFineTuneStep(deps, input, { heartbeat: heartbeatSafe, throwIfCancelled, resumeFrom: resumeDetails() });
+      return runFineTuneStep(deps, input, { heartbeat: heartbeatSafe, throwIfCancelled, resumeFrom: resumeDetails(), partialEveryMs: deps.partialCheckpointEveryMs });
     },
 
     async evaluateTest(input: EvaluateTestInput): Promise<EvaluateTestResult> {

@@ -11,6 +11,8 @@ export interface SamplerCursor {
 
 export interface PrepareRunInput {
   runId: string;
+  /** The fully expanded run config, recorded here so the history alone tells what ran (audits read it). */
+  config?: unknown;
   domain: string;
   seed: number;
   modelPreset: string;

@@ -7,11 +7,15 @@ import * as path from 'node:path';
 import { loadTemporalConfig } from '../temporal.config';
 import { expandRunConfig } from '../workflows/run-config';
 import { connectClient } from '../workers/connection';
-import { WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
+import { IMPLEMENTED_WORKER_KINDS, WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
 import { startDevServer, stopChild } from './dev-server';
 import { describeRun, formatStatus, listRuns } from './status';
 import { PROJECT_ROOT } from './paths';
 import { runDemo } from './demo';
+import { followRun, formatSummary, listPresets, loadPreset } from './follow';
+import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeline';
+import { explainPhases } from '../audit/explain';
+import { writeReport } from '../audit/report';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -46,7 +50,7 @@ export function buildProgram(): Command {
       const config = loadTemporalConfig();
       const server = await startDevServer({ config, headless: opts.headless });
       const children: ChildProcess[] = [];
-      const kinds: WorkerKind[] = opts.workers ? ['orchestration'] : [];
+      const kinds: WorkerKind[] = opts.workers ? [...IMPLEMENTED_WORKER_KINDS] : [];
       for (const kind of kinds) {
         children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
       }
@@ -92,21 +96,48 @@ export function buildProgram(): Command {
       process.exit(0);
     });
 
+  const startRun = async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+    if (!file && !opts.preset) throw new UsageError(`give a run config file or --preset <name> (presets: ${listPresets().join(', ')})`);
+    if (file && opts.preset) throw new UsageError('give either a run config file or --preset, not both');
+    let raw: unknown;
+    try {
+      raw = file ? readRunConfig(file) : loadPreset(opts.preset!);
+    } catch (err) {
+      throw err instanceof UsageError ? err : new UsageError((err as Error).message);
+    }
+    const source = file ?? `preset ${opts.preset}`;
+    const expanded = expandRunConfig(raw);
+    if (!expanded.ok) throw new UsageError(`invalid run config (${source}):\n${expanded.problems.map((p) => `  - ${p}`).join('\n')}`);
+    const config = loadTemporalConfig();
+    const client = await connectClient(config);
+    const c = expanded.config;
+    const workflowId = opts.id ?? `whale-${c.method}-${c.domain}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [raw] });
+    return { client, workflowId };
+  };
+
   program
     .command('start')
-    .description('start a run from a JSON run config (see docs); prints its workflow id')
-    .argument('<config>', 'run config JSON file')
+    .description('start a run from a JSON run config or a preset; prints its workflow id')
+    .argument('[config]', 'run config JSON file')
+    .option('--preset <name>', 'a preset from presets/ instead of a file')
     .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
-    .action(async (file: string, opts: { id?: string }) => {
-      const raw = readRunConfig(file);
-      const expanded = expandRunConfig(raw);
-      if (!expanded.ok) throw new UsageError(`invalid run config ${file}:\n${expanded.problems.map((p) => `  - ${p}`).join('\n')}`);
-      const config = loadTemporalConfig();
-      const client = await connectClient(config);
-      const c = expanded.config;
-      const workflowId = opts.id ?? `whale-${c.method}-${c.domain}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [raw] });
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+      const { workflowId } = await startRun(file, opts);
       process.stdout.write(`${workflowId}\n`);
+    });
+
+  program
+    .command('run')
+    .description('start a run (file or --preset) and follow it with a live progress line until it ends')
+    .argument('[config]', 'run config JSON file')
+    .option('--preset <name>', 'a preset from presets/ instead of a file')
+    .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+      const { client, workflowId } = await startRun(file, opts);
+      process.stderr.write(`[whale] run ${workflowId} started; Ctrl-C stops following (the run goes on; \`whale status ${workflowId}\`)\n`);
+      const summary = await followRun(client, workflowId, process.stderr);
+      process.stdout.write(formatSummary(summary) + '\n');
     });
 
   program
@@ -118,6 +149,25 @@ export function buildProgram(): Command {
       const client = await connectClient(loadTemporalConfig());
       const view = await describeRun(client, workflowId);
       process.stdout.write((opts.json ? JSON.stringify(view, null, 2) : formatStatus(view)) + '\n');
+    });
+
+  program
+    .command('audit')
+    .description('write an audit report (summary.md, SVG plots, index.html) from a run\'s workflow history')
+    .argument('[workflowId]', 'the run to audit (reads every run of its continue-as-new chain from the server)')
+    .option('--history <files...>', 'exported history JSON files (temporal workflow show --output json), oldest run first; no server needed')
+    .option('--out <dir>', 'report folder (default: reports/audit-<workflowId>)')
+    .action(async (workflowId: string | undefined, opts: { history?: string[]; out?: string }) => {
+      if (!workflowId && !opts.history) throw new UsageError('give a workflow id, or --history <file...> to audit an exported history');
+      const id = workflowId ?? path.basename(opts.history![0], '.json');
+      const histories = opts.history ? readHistoryFiles(opts.history) : await fetchHistories(await connectClient(loadTemporalConfig()), id);
+      const timeline = buildTimeline(id, histories);
+      const phases = explainPhases(timeline);
+      const out = path.resolve(opts.out ?? path.join('reports', `audit-${id}`));
+      const files = await writeReport(timeline, phases, out);
+      const mismatches = phases.filter((p) => p.matches === false).length;
+      process.stdout.write(`audit of ${id}: ${phases.length} phases explained, ${mismatches} mismatch(es); wrote ${files.map((f) => path.join(out, f)).join(', ')}\n`);
+      if (mismatches > 0) process.exitCode = 1;
     });
 
   program

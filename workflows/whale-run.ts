@@ -113,7 +113,7 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
 async function initialiseRun(config: RunState['config'], acts: Acts): Promise<RunState> {
   const runId = workflowInfo().workflowId;
   const prepared = await acts.model.prepareRun({
-    runId, domain: config.domain, seed: config.seed, modelPreset: config.model.preset,
+    runId, config, domain: config.domain, seed: config.seed, modelPreset: config.model.preset,
     baseCheckpoint: config.model.baseCheckpoint, baseHarness: config.model.baseHarness,
   });
   const stepsPerEpoch = computeStepsPerEpoch(prepared.splitSizes.weight, config.weight.promptsPerStep);

@@ -1,0 +1,131 @@
+// Writes the audit report folder: summary.md (config, phases with the rule that fired and its signals,
+// accepted harnesses with diffs and scores, the rollout ledger, best and final mean@8), SVG plots drawn
+// with Vega-Lite, and index.html bundling them. Every file is written atomically.
+import * as path from 'node:path';
+import { writeFileAtomic } from '../store/artifact-store';
+import type { PhaseExplanation } from './explain';
+import type { Timeline } from './timeline';
+
+type VegaLiteSpec = Record<string, unknown>;
+
+/** Renders a Vega-Lite spec to SVG headless (vega's SVG renderer needs no browser or canvas). */
+export async function renderSvg(spec: VegaLiteSpec): Promise<string> {
+  const vega = await import('vega');
+  const { compile } = await import('vega-lite');
+  const compiled = compile(spec).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' });
+  return view.toSVG();
+}
+
+interface Band { kind: string; from: number; to: number }
+
+function phaseBands(t: Timeline, phases: PhaseExplanation[]): Band[] {
+  const rolloutsAt = (step: number) => (step <= 0 ? 0 : t.steps.find((s) => s.step === step)?.atRollouts ?? 0);
+  const bands: Band[] = [];
+  for (const p of phases) {
+    if (p.kind === 'weight') bands.push({ kind: `weight ${p.index}`, from: rolloutsAt(p.startStep), to: rolloutsAt(p.endStep) });
+    else {
+      const end = t.harnessPhases[p.index - 1]?.atRollouts ?? rolloutsAt(p.endStep);
+      bands.push({ kind: `harness ${p.index}`, from: rolloutsAt(p.endStep), to: end });
+    }
+  }
+  return bands;
+}
+
+export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<string, VegaLiteSpec> {
+  const bands = phaseBands(t, phases);
+  const bandLayer = {
+    data: { values: bands },
+    mark: { type: 'rect', opacity: 0.12 },
+    encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' }, color: { field: 'kind', type: 'nominal', title: 'phase' } },
+  };
+  const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 260, background: 'white' };
+  return {
+    'test-mean-at-8': {
+      ...base, title: 'Test mean@8 against rollouts (training + search), with phase bands',
+      layer: [bandLayer, {
+        data: { values: t.tests.map((x) => ({ rollouts: x.atRollouts, meanAt8: x.meanAt8, label: x.label })) },
+        mark: { type: 'line', point: true, color: '#1f4e79' },
+        encoding: { x: { field: 'rollouts', type: 'quantitative', title: 'rollouts' }, y: { field: 'meanAt8', type: 'quantitative', title: 'mean@8', scale: { domain: [0, 1] } }, tooltip: [{ field: 'label' }] },
+      }],
+    },
+    'training-reward': {
+      ...base, title: 'Training reward (the weight-patience signal) against rollouts',
+      layer: [bandLayer, {
+        data: { values: t.steps.filter((s) => s.meanReward !== null).map((s) => ({ rollouts: s.atRollouts, reward: s.meanReward, step: s.step })) },
+        mark: { type: 'line', point: true, color: '#7a3b00' },
+        encoding: { x: { field: 'rollouts', type: 'quantitative' }, y: { field: 'reward', type: 'quantitative', title: 'mean reward', scale: { domain: [0, 1] } } },
+      }],
+    },
+    'harness-candidates': {
+      ...base, title: 'Harness candidates: D_harness success per proposal round',
+      data: { values: t.harnessPhases.flatMap((p, i) => p.rows.filter((r) => r.status === 'evaluated').map((r) => ({ phase: `harness ${i + 1}`, round: r.round, success: r.successRate, name: r.name, accepted: r.name === p.accepted }))) },
+      mark: { type: 'point', filled: true, size: 70 },
+      encoding: {
+        x: { field: 'round', type: 'quantitative', title: 'round (0 = incoming)' }, y: { field: 'success', type: 'quantitative', title: 'success rate', scale: { domain: [0, 1] } },
+        color: { field: 'phase', type: 'nominal' }, shape: { field: 'accepted', type: 'nominal' }, tooltip: [{ field: 'name' }],
+      },
+    },
+  };
+}
+
+function fmt(x: number | null | undefined): string {
+  return x === null || x === undefined ? '-' : Number.isInteger(x) ? String(x) : x.toFixed(4);
+}
+
+export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string {
+  const s = t.summary;
+  const trainingRollouts = t.steps.reduce((a, x) => a + x.rollouts, 0);
+  const best = t.tests.filter((x) => x.label !== 'initial').reduce<number | null>((m, x) => (m === null || x.meanAt8 > m ? x.meanAt8 : m), null);
+  const lines = [
+    `# Audit of run \`${t.workflowId}\``, '',
+    `Status: **${t.status}**${t.failure ? ` (${t.failure})` : ''}; ${t.runs} workflow run(s) in the continue-as-new chain.`, '',
+    '## Result', '',
+    '| initial mean@8 | best mean@8 | final mean@8 | weight steps | training rollouts | search rollouts |', '|---|---|---|---|---|---|',
+    `| ${fmt(t.tests.find((x) => x.label === 'initial')?.meanAt8)} | ${fmt(s?.bestMeanAt8 ?? best)} | ${fmt(s?.finalMeanAt8 ?? null)} | ${t.steps.length} | ${trainingRollouts} | ${t.searchRollouts} |`, '',
+    '## Phases', '',
+    'Each switch is recomputed from the recorded signals with the workflow\'s own pure rules and compared with the rule the workflow recorded.', '',
+  ];
+  for (const p of phases) {
+    const verdict = p.matches === null ? 'no record to compare' : p.matches ? 'matches the recorded decision' : '**DOES NOT MATCH the recorded decision**';
+    lines.push(`### ${p.kind} phase ${p.index}: steps ${p.startStep}-${p.endStep}${p.kind === 'harness' ? `, ${p.proposalRounds} proposal rounds` : ''}`, '');
+    lines.push(`- rule that fired (recomputed): ${p.rule}`);
+    if (p.recordedRule) lines.push(`- rule recorded by the workflow: ${p.recordedRule}`);
+    lines.push(`- ${verdict}`);
+    if (p.accepted) lines.push(`- accepted harness: \`${p.accepted}\`; frontier: ${p.frontier?.map((f) => `\`${f}\``).join(', ') || '-'}`);
+    lines.push('', '<details><summary>signals</summary>', '', ...p.trace.map((x) => `- ${x}`), '', '</details>', '');
+  }
+  lines.push('## Harness candidates', '');
+  t.harnessPhases.forEach((p, i) => {
+    lines.push(`### harness phase ${i + 1} (archive \`${p.archiveKey}\`)`, '', '| round | candidate | parent | status | success | mean turns | axis | hypothesis |', '|---|---|---|---|---|---|---|---|');
+    for (const r of p.rows) lines.push(`| ${r.round} | ${r.name}${r.name === p.accepted ? ' (accepted)' : ''} | ${r.parent} | ${r.status}${r.reason ? `: ${r.reason.replace(/\|/g, '/').slice(0, 80)}` : ''} | ${fmt(r.successRate)} | ${fmt(r.meanTurns)} | ${r.axis} | ${r.hypothesis.replace(/\|/g, '/').slice(0, 100)} |`);
+    lines.push('');
+  });
+  lines.push('## Test evaluations', '', '| label | after weight step | rollouts | mean@8 |', '|---|---|---|---|', ...t.tests.map((x) => `| ${x.label} | ${x.atWeightStep} | ${x.atRollouts} | ${fmt(x.meanAt8)} |`), '');
+  if (t.messages.length) lines.push('## Messages', '', ...t.messages.map((m) => `- ${m.kind} \`${m.name}\` after weight step ${m.atWeightStep}: ${JSON.stringify(m.args)}`), '');
+  lines.push('## Configuration (expanded)', '', '```json', JSON.stringify(t.config, null, 2), '```', '');
+  return lines.join('\n');
+}
+
+export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDir: string): Promise<string[]> {
+  const written: string[] = [];
+  const specs = plotSpecs(t, phases);
+  const svgs: Record<string, string> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    svgs[name] = await renderSvg(spec);
+    await writeFileAtomic(path.join(outDir, `${name}.svg`), svgs[name]);
+    written.push(`${name}.svg`);
+  }
+  const md = summaryMarkdown(t, phases);
+  await writeFileAtomic(path.join(outDir, 'summary.md'), md);
+  written.push('summary.md');
+  const escape = (x: string) => x.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Audit ${escape(t.workflowId)}</title>
+<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em}figure{margin:1.5em 0}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}</style></head>
+<body><h1>Audit of run ${escape(t.workflowId)}</h1>
+${Object.entries(svgs).map(([name, svg]) => `<figure id="${name}">${svg}</figure>`).join('\n')}
+<h2>Summary</h2><pre>${escape(md)}</pre></body></html>`;
+  await writeFileAtomic(path.join(outDir, 'index.html'), html);
+  written.push('index.html');
+  return written;
+}

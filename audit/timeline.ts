@@ -1,0 +1,168 @@
+// Reads a run's workflow history (every run of a continue-as-new chain, from the server or from exported
+// JSON) into a timeline of decoded facts: the expanded config, each weight step's signal, each test
+// evaluation, each harness phase's archive rows, messages received, and the recorded phase records.
+import { readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+import type { ArchiveRow, EvaluateTestResult, FineTuneStepResult, RolloutBatchInput, RolloutBatchResult } from '../activities/types';
+import { expandRunConfig, type RunConfig } from '../workflows/run-config';
+import type { PhaseRecord, RunSummary } from '../workflows/run-state';
+
+type History = temporal.api.history.v1.IHistory;
+type Payloads = temporal.api.common.v1.IPayloads | null | undefined;
+
+export interface WeightStepFact {
+  step: number;
+  meanReward: number | null;
+  accepted: number;
+  rollouts: number;
+  promptIds: string[];
+  fineTune: FineTuneStepResult | null;
+  /** Training + search rollouts after this step. */
+  atRollouts: number;
+}
+export interface TestFact {
+  label: string;
+  meanAt8: number;
+  /** Training + search rollouts spent when the evaluation was scheduled. */
+  atRollouts: number;
+  atWeightStep: number;
+}
+export interface HarnessPhaseFact {
+  archiveKey: string;
+  rows: ArchiveRow[];
+  accepted: string;
+  frontier: string[];
+  /** Training + search rollouts at the phase end. */
+  atRollouts: number;
+}
+export interface MessageFact {
+  kind: 'signal' | 'update';
+  name: string;
+  args: unknown[];
+  /** Weight steps completed when it arrived. */
+  atWeightStep: number;
+}
+
+export interface Timeline {
+  workflowId: string;
+  runs: number;
+  input: unknown;
+  config: RunConfig | null;
+  splitSizes: { weight: number; harness: number; test: number } | null;
+  steps: WeightStepFact[];
+  tests: TestFact[];
+  harnessPhases: HarnessPhaseFact[];
+  messages: MessageFact[];
+  /** Rollouts spent by harness scoring and validation, as they happened: [trainingSoFar + searchSoFar]. */
+  searchRollouts: number;
+  status: 'running' | 'completed' | 'failed' | 'other';
+  failure: string | null;
+  summary: RunSummary | null;
+  /** Phase records as the workflow wrote them (from the result, or the last continue-as-new state). */
+  recordedPhases: PhaseRecord[];
+}
+
+function decode(p: Payloads): unknown[] {
+  return (p?.payloads ?? []).map((x) => (x.data ? JSON.parse(Buffer.from(x.data).toString('utf8')) : undefined));
+}
+
+/** Builds the timeline from the histories of a chain, oldest run first. */
+export function buildTimeline(workflowId: string, histories: History[]): Timeline {
+  const t: Timeline = {
+    workflowId, runs: histories.length, input: undefined, config: null, splitSizes: null, steps: [], tests: [], harnessPhases: [], messages: [],
+    searchRollouts: 0, status: 'running', failure: null, summary: null, recordedPhases: [],
+  };
+  let training = 0;
+  for (const history of histories) {
+    const scheduled = new Map<string, { type: string; input: unknown }>();
+    for (const e of history.events ?? []) {
+      const started = e.workflowExecutionStartedEventAttributes;
+      if (started && t.input === undefined) t.input = decode(started.input)[0];
+      const s = e.activityTaskScheduledEventAttributes;
+      if (s) {
+        const input = decode(s.input)[0];
+        scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '', input });
+        if (s.activityType?.name === 'prepareRun') t.config = ((input as { config?: RunConfig }).config ?? t.config) as RunConfig | null;
+      }
+      const c = e.activityTaskCompletedEventAttributes;
+      if (c) {
+        const act = scheduled.get(String(c.scheduledEventId));
+        const result = decode(c.result)[0];
+        if (act?.type === 'prepareRun') {
+          t.splitSizes = (result as { splitSizes: Timeline['splitSizes'] }).splitSizes;
+        } else if (act?.type === 'rolloutBatch') {
+          const r = result as RolloutBatchResult;
+          training += r.rollouts;
+          t.steps.push({ step: (act.input as RolloutBatchInput).step, meanReward: r.meanReward, accepted: r.accepted, rollouts: r.rollouts, promptIds: r.promptIds, fineTune: null, atRollouts: training + t.searchRollouts });
+        } else if (act?.type === 'fineTuneStep') {
+          const last = t.steps[t.steps.length - 1];
+          if (last) last.fineTune = result as FineTuneStepResult;
+        } else if (act?.type === 'evaluateTest') {
+          const input = act.input as { label: string };
+          t.tests.push({ label: input.label, meanAt8: (result as EvaluateTestResult).meanAt8, atRollouts: training + t.searchRollouts, atWeightStep: t.steps.length });
+        } else if (act?.type === 'evaluateHarness' || act?.type === 'validateHarness') {
+          t.searchRollouts += (result as { rollouts: number }).rollouts;
+        } else if (act?.type === 'finalizeHarnessPhase') {
+          const input = act.input as { archiveKey: string; rows: ArchiveRow[]; accepted: string; frontier: string[] };
+          t.harnessPhases.push({ ...input, atRollouts: training + t.searchRollouts });
+        }
+      }
+      const sig = e.workflowExecutionSignaledEventAttributes;
+      if (sig) t.messages.push({ kind: 'signal', name: sig.signalName ?? '', args: decode(sig.input), atWeightStep: t.steps.length });
+      const upd = e.workflowExecutionUpdateAcceptedEventAttributes;
+      if (upd) t.messages.push({ kind: 'update', name: upd.acceptedRequest?.input?.name ?? '', args: decode(upd.acceptedRequest?.input?.args), atWeightStep: t.steps.length });
+      const can = e.workflowExecutionContinuedAsNewEventAttributes;
+      if (can) {
+        const carried = decode(can.input)[1] as { phases?: PhaseRecord[] } | undefined;
+        if (carried?.phases) t.recordedPhases = carried.phases;
+      }
+      const done = e.workflowExecutionCompletedEventAttributes;
+      if (done) {
+        t.status = 'completed';
+        t.summary = decode(done.result)[0] as RunSummary;
+        t.recordedPhases = t.summary.phases;
+      }
+      const failed = e.workflowExecutionFailedEventAttributes;
+      if (failed) {
+        t.status = 'failed';
+        t.failure = failed.failure?.message ?? 'failed';
+      }
+    }
+  }
+  if (!t.config) {
+    // Older histories: the expanded config is a pure function of the input (same version, same defaults).
+    const expanded = expandRunConfig(t.input);
+    if (expanded.ok) t.config = expanded.config;
+  }
+  return t;
+}
+
+/** Every run of a chain from the server, oldest first. */
+export async function fetchHistories(client: Client, workflowId: string): Promise<History[]> {
+  const runs: { start: number; runId: string }[] = [];
+  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ start: w.startTime.getTime(), runId: w.runId });
+  if (runs.length === 0) throw new Error(`no run with workflow id '${workflowId}' on this server (namespace retention may have removed it; audit an exported history with --history)`);
+  runs.sort((a, b) => a.start - b.start);
+  const out: History[] = [];
+  for (const r of runs) out.push(await client.workflow.getHandle(workflowId, r.runId).fetchHistory());
+  return out;
+}
+
+/** Histories from exported JSON files (`temporal workflow show --output json`), one per continue-as-new run, in order. */
+export function readHistoryFiles(files: string[]): History[] {
+  return files.map((f) => {
+    let text: string;
+    try {
+      text = readFileSync(f, 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read history ${f}: ${(err as Error).message}`);
+    }
+    try {
+      return historyFromJSON(JSON.parse(text)) as History;
+    } catch (err) {
+      throw new Error(`${f} is not a workflow history exported with \`temporal workflow show --output json\`: ${(err as Error).message}`);
+    }
+  });
+}

@@ -1,0 +1,72 @@
+// The audit recomputes every phase switch from the recorded signals with the pure rules and must agree with
+// what the workflow decided; a tampered signal must make it disagree. The report renders its plots as SVG.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { buildTimeline, readHistoryFiles } from '../../audit/timeline';
+import { explainPhases } from '../../audit/explain';
+import { writeReport } from '../../audit/report';
+import { ROOT } from '../workflows/env';
+
+const H = path.join(ROOT, 'tests', 'histories', 'v1');
+
+describe('audit from recorded histories', () => {
+  for (const name of ['patience', 'fixed-schedule']) {
+    it(`explains every phase switch of ${name} exactly as the workflow decided`, () => {
+      const t = buildTimeline(name, readHistoryFiles([path.join(H, `${name}.json`)]));
+      assert.equal(t.status, 'completed');
+      const phases = explainPhases(t);
+      assert.equal(phases.length, t.recordedPhases.length);
+      assert.ok(phases.length >= 3);
+      for (const p of phases) assert.equal(p.matches, true, `${p.kind} phase ${p.index}: recomputed "${p.rule}" vs recorded "${p.recordedRule}"`);
+    });
+  }
+
+  it('reads a continue-as-new chain as one run', () => {
+    const files = readdirSync(H).filter((f) => f.startsWith('continue-as-new-run')).sort().map((f) => path.join(H, f));
+    const t = buildTimeline('can', readHistoryFiles(files));
+    assert.equal(t.runs, files.length);
+    assert.equal(t.steps.length, 14);
+    assert.deepEqual(t.steps.map((s) => s.step), Array.from({ length: 14 }, (_, i) => i + 1));
+    assert.equal(explainPhases(t)[0].matches, true);
+  });
+
+  it('reports a mismatch when a recorded signal was tampered with', () => {
+    const raw = JSON.parse(readFileSync(path.join(H, 'patience.json'), 'utf8'));
+    const history = historyFromJSON(raw);
+    // Raise the signal of step 6 (which the rule saw as no improvement) so the phase would not have switched there.
+    let patched = 0;
+    for (const e of history.events ?? []) {
+      const r = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (!r?.data) continue;
+      const v = JSON.parse(Buffer.from(r.data).toString('utf8')) as { meanReward?: number; promptIds?: unknown };
+      if (v.promptIds !== undefined && patched++ >= 3) {
+        v.meanReward = 0.99;
+        r.data = Buffer.from(JSON.stringify(v));
+      }
+    }
+    const phases = explainPhases(buildTimeline('tampered', [history]));
+    assert.ok(phases.some((p) => p.matches === false), 'the tampered history must not match the recorded decisions');
+  });
+
+  it('writes summary.md, three SVG plots and an HTML page', async () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'whale-audit-'));
+    try {
+      const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
+      const files = await writeReport(t, explainPhases(t), out);
+      assert.deepEqual(files.sort(), ['harness-candidates.svg', 'index.html', 'summary.md', 'test-mean-at-8.svg', 'training-reward.svg']);
+      const svg = readFileSync(path.join(out, 'test-mean-at-8.svg'), 'utf8');
+      assert.match(svg, /^<svg/);
+      assert.match(svg, /mean@8/);
+      const md = readFileSync(path.join(out, 'summary.md'), 'utf8');
+      assert.match(md, /matches the recorded decision/);
+      assert.doesNotMatch(md, /DOES NOT MATCH/);
+      assert.match(md, /accepted harness: `r2-c1`/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
