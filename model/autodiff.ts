@@ -1,4 +1,5 @@
-// Reverse-mode autodiff over the ops a GPT-2 block needs. Each op emits its forward ONNX nodes and records
+// Reverse-mode autodiff over the ops a GPT-2 block needs (composites with their own rules, such as
+// attention and the MLP, live in train-blocks.ts). Each op emits its forward ONNX nodes and records
 // a backward rule that emits gradient nodes; `backward` walks the tape in reverse and sums fan-in gradients.
 // Shapes are static (one graph per length bucket), which keeps broadcasting rules and reductions explicit.
 import { A, AttrValue } from './onnx-proto';
@@ -10,9 +11,6 @@ interface Entry {
   outputs: string[];
   backward: (gys: Grad[]) => Grad[];
 }
-
-const GELU_C = Math.sqrt(2 / Math.PI);
-const GELU_A = 0.044715;
 
 export class Tape {
   readonly shapes = new Map<string, number[]>();
@@ -241,26 +239,6 @@ export class Tape {
     const inv = b.op('Reciprocal', [b.op('Sqrt', [b.op('Add', [variance, b.constF(eps)])])]);
     const y = b.op('Add', [b.op('Mul', [b.op('Mul', [xc, inv]), g]), bias]);
     return [y, mean, inv];
-  }
-
-  /**
-   * GPT-2 "gelu_new", 0.5 x (1 + tanh(c (x + a x^3))), written as x * sigmoid(2c (x + a x^3)) (the same
-   * function, since 0.5 (1 + tanh z) = sigmoid(2z)): fewer full-size elementwise ops in both directions.
-   */
-  gelu(x: string): string {
-    const b = this.b;
-    const x2 = b.op('Mul', [x, x]);
-    const z = b.op('Mul', [x, b.op('Add', [b.op('Mul', [x2, b.constF(2 * GELU_A * GELU_C)]), b.constF(2 * GELU_C)])]);
-    const s = b.op('Sigmoid', [z]);
-    const y = b.op('Mul', [x, s]);
-    this.record([x], [y], [this.shape(x)], ([gy]) => {
-      if (!gy) return [];
-      // dy/dx = s (1 + x (1 - s) dz/dx), dz/dx = 2c (1 + 3a x^2)
-      const dz = b.op('Add', [b.op('Mul', [x2, b.constF(6 * GELU_A * GELU_C)]), b.constF(2 * GELU_C)]);
-      const inner = b.op('Mul', [b.op('Mul', [x, b.op('Sub', [b.constF(1), s])]), dz]);
-      return [b.op('Mul', [gy, b.op('Mul', [s, b.op('Add', [inner, b.constF(1)])])])];
-    });
-    return y;
   }
 
   /** Runs the recorded backward rules from a scalar `loss`; returns the gradient value name for each leaf. */

@@ -16,7 +16,6 @@ export function causalMask(b: GraphBuilder, t: number): string {
   return b.initializer(b.fresh('causal_mask'), { type: b.floatType, dims: [t, t], data: b.floatArray(data) });
 }
 
-/** Scaled causal self-attention on [B, H, T, hd] with a hand-written backward (softmax Jacobian folded). */
 export interface AttentionOptions {
   recompute: boolean;
   chunks: number;
@@ -24,6 +23,7 @@ export interface AttentionOptions {
   barrier?: { zero?: string };
 }
 
+/** Scaled causal self-attention on [B, H, T, hd] with a hand-written backward (softmax Jacobian folded). */
 export function attention(tape: Tape, q: string, k: string, v: string, mask: string, o: AttentionOptions): string {
   if (o.chunks > 1) {
     // One batch row at a time keeps a single T x T score matrix alive instead of B of them.
