@@ -12,8 +12,11 @@ import { IMPLEMENTED_WORKER_KINDS } from '../workers/main';
 import { serverAnswers, startDevServer, stopChild } from './dev-server';
 import { describeRun, formatStatus } from './status';
 import { PROJECT_ROOT } from './paths';
+import { followRun, formatSummary, loadPreset } from './follow';
+import { buildTimeline, fetchHistories } from '../audit/timeline';
+import { explainPhases } from '../audit/explain';
+import { writeReport } from '../audit/report';
 
-export const DEMO_CONFIG = { version: 1, name: 'demo', method: 'whale-fixed', domain: 'math', seed: 0 } as const;
 
 async function pollUntil<T>(fn: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -45,8 +48,9 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
     out.write(`[demo] workers: ${IMPLEMENTED_WORKER_KINDS.join(', ')} (logs in .data/logs/)\n`);
     const client = await connectClient(config);
     const workflowId = `whale-demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [DEMO_CONFIG] });
-    out.write(`[demo] started run ${workflowId}: ${JSON.stringify(DEMO_CONFIG)}\n`);
+    const demo = loadPreset('demo') as { name: string };
+    await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [demo] });
+    out.write(`[demo] started run ${workflowId}: ${demo.name}\n`);
     await follow(client, workflowId, out);
   } finally {
     await Promise.all(started.map((c) => stopChild(c, 40_000)));
@@ -55,17 +59,22 @@ export async function runDemo(out: NodeJS.WritableStream = process.stdout): Prom
 }
 
 async function follow(client: Client, workflowId: string, out: NodeJS.WritableStream): Promise<void> {
-  if (!IMPLEMENTED_WORKER_KINDS.includes('model')) {
+  if (!IMPLEMENTED_WORKER_KINDS.includes('model') || !IMPLEMENTED_WORKER_KINDS.includes('proposer')) {
     const view = await pollUntil(async () => {
       const v = await describeRun(client, workflowId);
       return v.pending.length > 0 ? v : undefined;
     }, 120_000, 'the run to schedule its first activity');
     out.write(formatStatus(view) + '\n');
-    out.write('[demo] this release has no model worker yet: the run waits, durably, in the model queue. It stays in the\n' +
-      '[demo] dev server\'s database (.data/temporal); once a model worker serves the queue, it continues where it waits.\n');
+    out.write('[demo] this release does not serve every queue the demo needs yet: the run waits, durably, in its task queue.\n' +
+      '[demo] It stays in the dev server\'s database (.data/temporal); once a worker serves the queue, it continues where it waits.\n');
     return;
   }
-  const handle = client.workflow.getHandle(workflowId);
-  const result = await handle.result();
-  out.write(`[demo] finished: ${JSON.stringify(result)}\n`);
+  const summary = await followRun(client, workflowId, out);
+  out.write(formatSummary(summary) + '\n');
+  const report = path.join(PROJECT_ROOT, 'reports', `audit-${workflowId}`);
+  const timeline = buildTimeline(workflowId, await fetchHistories(client, workflowId));
+  await writeReport(timeline, explainPhases(timeline), report);
+  out.write(`[demo] audit report: ${path.relative(process.cwd(), report)}/index.html (and summary.md)\n`);
+  const gain = (summary.finalMeanAt8 ?? 0) - (summary.initialMeanAt8 ?? 0);
+  out.write(`[demo] test mean@8: ${summary.initialMeanAt8?.toFixed(4)} (base weights, h0) -> ${summary.finalMeanAt8?.toFixed(4)} final, ${summary.bestMeanAt8?.toFixed(4)} best (${gain >= 0 ? '+' : ''}${(100 * gain).toFixed(1)} points)\n`);
 }
