@@ -1,0 +1,50 @@
+// The proposer worker: proposes harness candidates (built-in search, a coding-agent CLI or an
+// OpenAI-compatible model), validates them in its own sandbox pool, and writes the phase archive, on the
+// proposer task queue. It never loads the model runtime. The environment is read here (the coding agent's
+// keys, the API key variable), never in a run config.
+import * as path from 'node:path';
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { TemporalConfig } from '../temporal.config';
+import { DirectoryArtifactStore } from '../store/artifact-store';
+import { SandboxPool } from '../harness-sandbox/pool';
+import { getDomain } from '../domains/registry';
+import type { DomainInstance } from '../domains/types';
+import { createProposerActivities } from '../activities/proposer-activities';
+
+const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+export function createProposerWorkerDeps(config: TemporalConfig, env: NodeJS.ProcessEnv = process.env) {
+  const artifactRoot = path.resolve(PROJECT_ROOT, config.artifactDir);
+  const store = new DirectoryArtifactStore(artifactRoot);
+  const sandbox = new SandboxPool({ processes: 1 });
+  const instances = new Map<string, DomainInstance>();
+  const activities = createProposerActivities({
+    store,
+    artifactRoot,
+    sandbox,
+    env,
+    domain(name) {
+      let inst = instances.get(name);
+      if (!inst) {
+        inst = getDomain(name).load({ kind: 'synthetic' });
+        instances.set(name, inst);
+      }
+      return inst;
+    },
+  });
+  return { store, sandbox, activities, close: () => sandbox.close() };
+}
+
+export async function createProposerWorker(connection: NativeConnection, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
+  const deps = createProposerWorkerDeps(config);
+  const worker = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueues.proposer,
+    activities: deps.activities,
+    maxConcurrentActivityTaskExecutions: config.worker.proposerConcurrency,
+    shutdownGraceTime: config.worker.shutdownGraceTime as `${number}s`,
+    identity: `whale-proposer@${process.pid}`,
+  });
+  return { worker, close: deps.close };
+}
