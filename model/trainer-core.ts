@@ -8,6 +8,9 @@ import { createSession, RuntimeOptions } from './ort-session';
 import { buildTrainGraph, HYPER_INDEX } from './train-graph';
 import type { PackedBatch, StepHyperparams, StepResult } from './trainer-batch';
 
+/** Sessions kept per trainer: each holds its own plan and arena, so memory grows with distinct shapes. */
+const MAX_SESSIONS = 6;
+
 export class TrainerCore {
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
   private params: Float32Array;
@@ -35,11 +38,19 @@ export class TrainerCore {
     return { config: this.config, params: this.params.slice(), adamM: this.adamM.slice(), adamV: this.adamV.slice(), step: this.stepCount };
   }
 
-  /** The cached session for a batch shape (building one takes ~0.1-1 s; keep row counts steady). */
+  /** The cached session for a batch shape (building one takes ~0.1-1 s); least recently used evicted. */
   private session(rows: number, seqLen: number): Promise<ort.InferenceSession> {
     const key = `${rows}x${seqLen}`;
     let s = this.sessions.get(key);
-    if (!s) {
+    if (s) {
+      this.sessions.delete(key); // re-insert: Map order is recency order
+      this.sessions.set(key, s);
+    } else {
+      if (this.sessions.size >= MAX_SESSIONS) {
+        const [oldest, old] = this.sessions.entries().next().value as [string, Promise<ort.InferenceSession>];
+        this.sessions.delete(oldest);
+        void old.then((x) => x.release()).catch(() => undefined);
+      }
       // At long contexts activations dominate memory: recompute attention and MLP activations in backward.
       const long = seqLen >= 512;
       const bytes = buildTrainGraph(this.config, { rows, seqLen, mode: 'train', recomputeAttention: long });

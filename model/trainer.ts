@@ -11,7 +11,7 @@ import { packBatch, StepHyperparams, StepResult, TrainBatch } from './trainer-ba
 import type { TrainerRequest } from './train-worker';
 import { WorkerClient } from './worker-client';
 
-export { packBatch } from './trainer-batch';
+export { packBatch, bucketRows } from './trainer-batch';
 export type { TrainBatch, StepHyperparams, StepResult, PackedBatch } from './trainer-batch';
 
 export const DEFAULT_HYPERPARAMS: StepHyperparams = { lr: 1e-3, weightDecay: 0.1, clipNorm: 1, beta1: 0.9, beta2: 0.95, eps: 1e-8 };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { modelConfig, bucketLength } from '../../model/config';
 import { Rng } from '../../model/init';
 import { sampleToken } from '../../model/sampling';
-import { packBatch } from '../../model/trainer';
+import { bucketRows, packBatch } from '../../model/trainer';
 
 const logits = Float32Array.from([2, 1, 0.5, 0, -1, 3]); // ranks: 5, 0, 1, 2, 3, 4
 const scratch = { ids: new Int32Array(6), probs: new Float64Array(6) };
@@ -60,5 +60,9 @@ void test('packBatch shifts targets, pads to the bucket with zero weight', () =>
   assert.deepEqual(Array.from(p.targets.subarray(0, 3)), [11, 12, 262]);
   assert.deepEqual(Array.from(p.weights.subarray(0, 3)), [1, 0.5, 0]);
   assert.equal(p.count, 2 + 199);
+  assert.deepEqual([1, 2, 3, 5, 8, 9, 17, 32].map(bucketRows), [1, 2, 4, 8, 8, 16, 24, 32]);
+  const three = packBatch(c, { tokens: [[1, 2], [3, 4], [5, 6]], lossWeights: [[1, 1], [1, 1], [1, 1]] });
+  assert.equal(three.rows, 4, 'rows are padded to a row bucket');
+  assert.ok(three.weights.subarray(3 * 128).every((w) => w === 0), 'padding rows carry zero weight');
   assert.equal(p.weighted, 2 + 199);
 });
