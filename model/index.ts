@@ -8,7 +8,7 @@
 //                 await trainer.step({ tokens: rows, lossWeights: rows }, { lr, weightDecay, clipNorm, beta1,
 //                 beta2, eps }) -> { loss, gradNorm, tokens, weightedTokens }. lossWeights[r][i] weights the
 //                 loss of predicting tokens[r][i] (index 0 is never a target); loss = sum(w*nll)/sum(w).
-//                 One ORT session per (rows, length bucket): keep row counts steady. ORT runs in a worker
+//                 Rows/lengths are padded to buckets (one ORT session per shape, LRU of 6). ORT runs in a worker
 //                 thread, so step() leaves the event loop free. await trainer.state() -> Checkpoint (a
 //                 copy); await trainer.saveCheckpoint(store) -> ArtifactRef; await trainer.close().
 //   Sampling      await OrtSampler.create(config, params, { threads, maxBatchRows }) or
