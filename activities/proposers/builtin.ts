@@ -130,9 +130,12 @@ function pickTransformation(parent: ParentHarness, partner: ParentHarness | null
   const weights = pool.map((m) => m.weight(parent, env));
   while (pool.length) {
     const i = weightedPick(pool, weights, rng);
-    const variant = Math.floor(rng() * 1024);
-    const t = pool[i].apply(parent, env, variant, partner);
-    if (t && !seen.has(harnessIdentity(applyEdits(parent.source, t.edits)))) return t;
+    // A few variants per mechanism: one may reproduce a harness already in the archive, another not.
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const t = pool[i].apply(parent, env, Math.floor(rng() * 1024), partner);
+      if (!t) break;
+      if (!seen.has(harnessIdentity(applyEdits(parent.source, t.edits)))) return t;
+    }
     pool.splice(i, 1);
     weights.splice(i, 1);
   }

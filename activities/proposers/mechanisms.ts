@@ -71,6 +71,7 @@ function systemPromptVariants(env: MechanismEnv): string[] {
       `Read everything you are given before you reply. Reply with one ${a}.`,
       `Check that your ${env.answerKind} fits the facts shown. Then reply ${a}.`,
       `Be brief. Reply only ${a}.`,
+      `Look at every line of the task, pick one ${env.answerKind} and reply ${a}.`,
     ];
   }
   const t = toolTags(env);
@@ -78,6 +79,7 @@ function systemPromptVariants(env: MechanismEnv): string[] {
     `Use ${t} to find what you need, then reply ${a}.`,
     `Always call ${t} before you answer. Finish with ${a}.`,
     `Be brief: one tool call per turn, then ${a}.`,
+    `Copy the exact words you need into ${t}. Read the result, then reply ${a}.`,
   ];
 }
 
@@ -136,6 +138,16 @@ export const MECHANISMS: readonly Mechanism[] = [
       if (!env.tools.length || cur === undefined || cur.includes('{tools}')) return null;
       const edits = promptEdit(p, 'userTemplate', `${cur}\nTools:\n{tools}`);
       return edits && { mechanism: 'template-tools', axis: 'prompt', hypothesis: 'failed episodes rarely call a tool; describing the tools in the task message makes their use more likely', changes: 'userTemplate += tool descriptions ({tools})', edits };
+    },
+  },
+  {
+    id: 'template-labels', axis: 'prompt', promptOnly: true,
+    weight: (p) => 1 + frac(p.stats, (s) => s.failures['format-errors'] + s.failures['wrong-answer']),
+    apply(p) {
+      const cur = p.config.userTemplate;
+      if (cur === undefined || !cur.includes('{question}') || cur.includes('Task: {question}')) return null;
+      const edits = promptEdit(p, 'userTemplate', cur.replace('{question}', 'Task: {question}\n'));
+      return edits && { mechanism: 'template-labels', axis: 'prompt', hypothesis: 'a labelled task on its own line separates it from the instructions', changes: 'userTemplate: {question} -> "Task: {question}" on its own line', edits };
     },
   },
   {
