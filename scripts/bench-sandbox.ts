@@ -156,10 +156,6 @@ async function main(): Promise<void> {
   const ms = median(wall.sandboxed);
   const pct = (a: number, b: number) => `${(((a - b) / b) * 100).toFixed(2)}%`;
   console.log(`median wall per batch: unsandboxed ${mu.toFixed(0)} ms, sandboxed ${ms.toFixed(0)} ms, overhead ${pct(ms, mu)}`);
-  // On a shared machine the least-disturbed batch of each mode is the steadiest estimate.
-  const minU = Math.min(...wall.unsandboxed);
-  const minS = Math.min(...wall.sandboxed);
-  console.log(`best wall per batch: unsandboxed ${minU.toFixed(0)} ms, sandboxed ${minS.toFixed(0)} ms, overhead ${pct(minS, minU)}`);
   const paired = wall.sandboxed.map((s, i) => s - wall.unsandboxed[i]);
   console.log(`median paired difference (sandboxed - unsandboxed, same rep): ${median(paired).toFixed(0)} ms = ${((median(paired) / mu) * 100).toFixed(2)}% of the unsandboxed median`);
   console.log(`median harness time per batch: unsandboxed ${median(hooks.unsandboxed).toFixed(1)} ms, sandboxed (hooks + IPC) ${median(hooks.sandboxed).toFixed(1)} ms = ${((median(hooks.sandboxed) / ms) * 100).toFixed(2)}% of the sandboxed batch`);
