@@ -28,6 +28,8 @@ export interface ProposerActivityDeps {
   env?: NodeJS.ProcessEnv;
   /** Where workspaces are made (default: the OS temp directory). */
   workspaceDir?: string;
+  /** Heartbeat period while an external proposer runs (default 5 s; well inside the 120 s heartbeat timeout). */
+  heartbeatMs?: number;
 }
 
 /** How many D_harness task views a proposer is shown to learn which fields a task carries. */
@@ -90,12 +92,13 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
     const t0 = Date.now();
     const proposer = createProposer(input.proposer, env);
     const ws = await createWorkspace(archive, deps.workspaceDir);
+    const signal = cancellationSignal();
     try {
       const ctx: ProposerContext = {
         domain: input.domain, seed: input.seed, round: input.round, count: input.count, promptOnly: input.promptOnly, accepted: input.accepted,
         workspace: ws.dir, tools: instance.environment.tools, answerKind: instance.environment.answerKind,
         sampleViews: instance.splits.harness.slice(0, SAMPLE_VIEWS).map((t) => ({ question: t.question, view: t.view, observation: instance.environment.observe(t, instance.environment.initialState(t)) as JsonObject })),
-        heartbeat: heartbeatSafe, signal: cancellationSignal(),
+        heartbeat: heartbeatSafe, heartbeatMs: deps.heartbeatMs ?? 5_000, signal,
       };
       let run: ProposerRun;
       try {
@@ -103,6 +106,8 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
       } catch (err) {
         run = { tokens: null, usd: null, log: String((err as Error).stack ?? err), failure: `${proposer.kind} proposer crashed: ${(err as Error).message}` };
       }
+      // Cancelled (the run was stopped or the activity timed out): report that, record nothing for the round.
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('proposeHarnesses cancelled');
       const collected = await collectCandidates(ws, input.count);
       const known = new Set(await archive.candidateNames());
       let failure = run.failure;

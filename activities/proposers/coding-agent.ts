@@ -16,7 +16,6 @@ export interface CodingAgentConfig {
 
 const OUTPUT_CAP = 1 << 20;
 const LOG_TAIL = 16_384;
-const HEARTBEAT_MS = 5_000;
 const KILL_GRACE_MS = 2_000;
 
 /** Tokens and cost from a CLI's JSON report (Claude Code's `--output-format json`, or `{tokens, usd}`). */
@@ -58,7 +57,7 @@ export function createCodingAgentProposer(config: CodingAgentConfig, env: NodeJS
       const argv = config.command.map(fill);
       const viaStdin = !config.command.some((a) => a.includes('{prompt}') || a.includes('{task}'));
       const run = await runCommand(argv, {
-        cwd: ctx.workspace, timeoutMs: config.timeoutMs, stdin: viaStdin ? prompt : null, heartbeat: ctx.heartbeat, signal: ctx.signal,
+        cwd: ctx.workspace, timeoutMs: config.timeoutMs, stdin: viaStdin ? prompt : null, heartbeat: ctx.heartbeat, heartbeatMs: ctx.heartbeatMs, signal: ctx.signal,
         env: { ...env, WHALE_TASK_FILE: WORKSPACE.task, WHALE_SKILL_FILE: WORKSPACE.skill, WHALE_CANDIDATES: String(ctx.count), WHALE_ROUND: String(ctx.round) },
       });
       const usage = parseUsage(run.stdout);
@@ -85,7 +84,7 @@ interface CommandResult {
 }
 
 /** Runs argv in its own process group; on timeout or cancellation the whole group is killed. */
-export function runCommand(argv: string[], o: { cwd: string; timeoutMs: number; stdin: string | null; env: NodeJS.ProcessEnv; heartbeat(d: unknown): void; signal: AbortSignal }): Promise<CommandResult> {
+export function runCommand(argv: string[], o: { cwd: string; timeoutMs: number; stdin: string | null; env: NodeJS.ProcessEnv; heartbeat(d: unknown): void; heartbeatMs: number; signal: AbortSignal }): Promise<CommandResult> {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const child = spawn(argv[0], argv.slice(1), { cwd: o.cwd, env: o.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -105,7 +104,7 @@ export function runCommand(argv: string[], o: { cwd: string; timeoutMs: number; 
       setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => ((timedOut = true), stop()), o.timeoutMs);
-    const beat = setInterval(() => o.heartbeat({ proposer: 'coding-agent', elapsedMs: Date.now() - t0 }), HEARTBEAT_MS);
+    const beat = setInterval(() => o.heartbeat({ proposer: 'coding-agent', elapsedMs: Date.now() - t0 }), o.heartbeatMs);
     const onAbort = () => stop();
     o.signal.addEventListener('abort', onAbort);
     child.stdout.on('data', (d: Buffer) => (stdout = (stdout + d.toString('utf8')).slice(-OUTPUT_CAP)));

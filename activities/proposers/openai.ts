@@ -82,7 +82,7 @@ export function createOpenAiProposer(config: OpenAiProposerConfig, env: NodeJS.P
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (key) headers.authorization = `Bearer ${key}`;
       const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-      const beat = setInterval(() => ctx.heartbeat({ proposer: 'openai' }), 5_000);
+      const beat = setInterval(() => ctx.heartbeat({ proposer: 'openai' }), ctx.heartbeatMs);
       const log = [`POST ${url} model=${config.model} (key from ${config.apiKeyEnv}: ${key ? 'set' : 'not set'})`, `user message: ${user.length} chars`];
       try {
         const res = await fetch(url, {

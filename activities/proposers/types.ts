@@ -20,8 +20,9 @@ export interface ProposerContext {
   answerKind: 'answer' | 'move';
   /** Visible views and initial observations of a few D_harness tasks (never D_test). */
   sampleViews: Array<{ question: string; view: Record<string, unknown>; observation: Record<string, unknown> }>;
-  /** Called while a long proposer call runs (activity heartbeat). */
+  /** Called every `heartbeatMs` while a long proposer call runs (activity heartbeat). */
   heartbeat(details: unknown): void;
+  heartbeatMs: number;
   /** Aborted when the activity is cancelled. */
   signal: AbortSignal;
 }

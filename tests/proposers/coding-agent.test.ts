@@ -132,3 +132,37 @@ for (const f of FAILURES) {
     }
   });
 }
+
+test('inside an activity: heartbeats while the agent runs; cancellation kills it and records nothing', async () => {
+  const { MockActivityEnvironment } = await import('@temporalio/testing');
+  const h = await setUp('math', pool, { heartbeatMs: 50 });
+  try {
+    // The agent works until it sees a file the test writes only after enough heartbeats arrived.
+    const env = new MockActivityEnvironment();
+    const beats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const flag = path.join(scriptsDir, 'go');
+    const waiting = `const t = setInterval(() => { try { readFileSync(${JSON.stringify(flag)}); clearInterval(t); ${GOOD.replace(/\n/g, ' ')} } catch {} }, 20);`;
+    const pending = env.run(h.acts.proposeHarnesses, proposeInput(h, 'math', 1, { kind: 'coding-agent', command: agent('waits', waiting), timeoutMs: 30_000 }));
+    const deadline = Date.now() + 20_000;
+    while (beats.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(beats.length >= 3, `heartbeats: ${beats.length}`);
+    writeFileSync(flag, '');
+    const r = await pending;
+    assert.equal(r.failure, null);
+    assert.equal(r.candidates.length, 2);
+
+    // Cancelled while the agent runs forever: the activity throws, and round 2 has no recorded result.
+    const env2 = new MockActivityEnvironment();
+    let started = false;
+    env2.on('heartbeat', () => (started = true));
+    const running = env2.run(h.acts.proposeHarnesses, proposeInput(h, 'math', 2, { kind: 'coding-agent', command: agent('forever', 'setInterval(() => {}, 1000);'), timeoutMs: 30_000 }));
+    const deadline2 = Date.now() + 20_000;
+    while (!started && Date.now() < deadline2) await new Promise((r) => setTimeout(r, 20));
+    env2.cancel();
+    await assert.rejects(running);
+    assert.equal(await h.archive.readRoundFile(2, 'result.json'), null);
+  } finally {
+    h.cleanup();
+  }
+});
