@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import type { ProposeHarnessesResult } from '../../activities/types';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { cleanupDir, proposeInput, setUp, type Harnessed } from './fixtures';
 
@@ -143,7 +144,7 @@ test('inside an activity: heartbeats while the agent runs; cancellation kills it
     env.on('heartbeat', (d: unknown) => beats.push(d));
     const flag = path.join(scriptsDir, 'go');
     const waiting = `const t = setInterval(() => { try { readFileSync(${JSON.stringify(flag)}); clearInterval(t); ${GOOD.replace(/\n/g, ' ')} } catch {} }, 20);`;
-    const pending = env.run(h.acts.proposeHarnesses, proposeInput(h, 'math', 1, { kind: 'coding-agent', command: agent('waits', waiting), timeoutMs: 30_000 }));
+    const pending: Promise<ProposeHarnessesResult> = env.run(h.acts.proposeHarnesses, proposeInput(h, 'math', 1, { kind: 'coding-agent', command: agent('waits', waiting), timeoutMs: 30_000 }));
     const deadline = Date.now() + 20_000;
     while (beats.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.ok(beats.length >= 3, `heartbeats: ${beats.length}`);
