@@ -3,6 +3,7 @@
 // limit would call that a timeout; the sandbox must re-run the pure hook and succeed.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { harnessSource } from '../agent/harness-fixtures';
@@ -12,6 +13,12 @@ const pool = new SandboxPool({ limits: { isolateMemoryMb: 32, hookCpuMs: HOOK_CP
 after(() => pool.close());
 
 const START = { phase: 'start' as const, input: { task: { id: 't', question: 'q', view: {} }, observation: {}, tools: [] } };
+
+/** CPU ms of a process's main thread (Linux /proc, 10 ms ticks). */
+function childMainThreadCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 function burn(iterations: number): number {
   let x = 0;
@@ -35,9 +42,15 @@ void test('a healthy hook stalled by the machine (wall time >> CPU time) is not 
   const pid = pool.pids()[0];
   assert.ok(pid);
 
+  const cpu0 = childMainThreadCpuMs(pid);
   const t0 = performance.now();
   const pending = loaded.runner.runPhases([START]);
-  await new Promise((r) => setTimeout(r, 50)); // let the hook start, then freeze the whole child
+  // Poll (with a deadline) until the hook is burning CPU, then freeze the whole child for 2 limits: the
+  // stall itself is the condition under test, not a wait for a state.
+  while (childMainThreadCpuMs(pid) - cpu0 < 30) {
+    assert.ok(performance.now() - t0 < 5_000, 'the hook never started running');
+    await new Promise((r) => setImmediate(r));
+  }
   process.kill(pid, 'SIGSTOP');
   await new Promise((r) => setTimeout(r, 2 * HOOK_CPU_MS));
   process.kill(pid, 'SIGCONT');
