@@ -1,7 +1,7 @@
 // One round of a harness phase (Meta-Harness): round 0 re-scores the incoming harness under the current
 // weights; each proposal round asks the proposer for M candidates, validates them, scores the valid ones
 // on D_harness, and applies the accept rule, frontier and patience from workflows/decisions.
-import { log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
 import { harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, paretoFrontier, selectAccepted, type CandidateScore } from './decisions';
 import type { ArchiveRow, HarnessCandidate } from '../activities/types';
 import type { HarnessPhase, RunState } from './run-state';
@@ -101,7 +101,17 @@ async function validateAndScore(state: RunState, phase: HarnessPhase, acts: Acts
   if (!validation.valid) {
     return { ...rowBase(c, round), status: 'invalid', successRate: null, meanTurns: null, meanTokens: null, reason: `${validation.failureKind}: ${validation.reason}` };
   }
-  return scoreCandidate(state, phase, acts, c, round);
+  try {
+    return await scoreCandidate(state, phase, acts, c, round);
+  } catch (err) {
+    // A candidate that passed validation but cannot be scored (it fails to load on the model worker) is a
+    // result for the archive, not the end of the run.
+    const cause = err instanceof ActivityFailure ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === 'InvalidHarness') {
+      return { ...rowBase(c, round), status: 'invalid', successRate: null, meanTurns: null, meanTokens: null, reason: cause.message };
+    }
+    throw err;
+  }
 }
 
 async function scoreCandidate(state: RunState, phase: HarnessPhase, acts: Acts, c: HarnessCandidate, round: number): Promise<ArchiveRow> {

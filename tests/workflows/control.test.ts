@@ -63,8 +63,27 @@ describe('messages', () => {
     assert.equal(summary.stoppedEarly, true);
     assert.ok(summary.weightStepsDone >= 3 && summary.weightStepsDone < 6, `stopped after step ${summary.weightStepsDone}`);
     assert.equal(summary.phases.at(-1)?.rule, 'stopped on request');
-    assert.deepEqual(s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail), ['initial', 'final']);
+    assert.deepEqual(s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail), ['initial', 'final'], JSON.stringify(summary.phases));
     await maybeRecordHistory(env.client, 'messages-1', 'messages');
+  });
+});
+
+describe('harness candidates at fault', () => {
+  it('logs a candidate that fails to load on the model worker as invalid and goes on', async () => {
+    const q = 'unloadable';
+    const s = scriptedActivities({
+      splitSizes: { weight: 10, harness: 4, test: 4 }, rewards: [], testScores: [0.1, 0.2],
+      candidateScores: { 'harness-phase-1/incoming': { successRate: 0.2, meanTurns: 2 }, 'harness-phase-1/r1-c2': { successRate: 0.5, meanTurns: 2 }, 'harness-phase-1/r2-c1': { successRate: 0.4, meanTurns: 2 }, 'harness-phase-1/r2-c2': { successRate: 0.1, meanTurns: 2 } },
+      unloadable: ['harness-phase-1/r1-c1'],
+    });
+    const worker = await createTestWorker(env, q, s.activities);
+    const config = testConfig(q, { method: 'harness-only', harness: { candidatesPerRound: 2 }, budget: { totalWeightSteps: 0, harnessOnlyProposalRounds: 2 } });
+    const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: q, workflowId: 'unloadable-1', args: [config] })) as RunSummary;
+    assert.equal(summary.proposalRoundsDone, 2);
+    assert.equal(summary.finalHarnessName, 'harness-phase-1/r1-c2');
+    // Round 2 kept r1-c2: the unchanged (checkpoint, harness) pair is not evaluated again.
+    assert.equal(summary.finalMeanAt8, 0.2);
+    s.assertFullyUsed();
   });
 });
 

@@ -21,6 +21,8 @@ export interface Script {
   candidateScores: Record<string, { successRate: number; meanTurns: number }>;
   /** Candidate names the validator rejects. */
   invalid?: string[];
+  /** Candidates that pass validation but fail to load on the model worker (InvalidHarness). */
+  unloadable?: string[];
   /** Proposal rounds (by `${phase}/r${round}`) whose proposer fails with nothing written. */
   proposerFails?: string[];
   /** Operations tests re-run history (reset): scripted lists then repeat their last entry instead of failing. */
@@ -87,6 +89,7 @@ export function scriptedActivities(script: Script) {
     async evaluateHarness(input) {
       const key = `${phaseOf(input.archiveKey)}/${input.name}`;
       calls.push({ activity: 'evaluateHarness', detail: key });
+      if (script.unloadable?.includes(key)) throw ApplicationFailure.nonRetryable(`harness ${key} does not load: runtime-error: boom`, 'InvalidHarness');
       const s = script.candidateScores[key] ?? (script.lenient ? { successRate: 0.5, meanTurns: 2 } : undefined);
       if (!s) unexpected(`evaluateHarness ${key}: no score scripted`);
       usedCandidates.add(key);
