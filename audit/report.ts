@@ -37,7 +37,7 @@ export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<strin
   const bandLayer = {
     data: { values: bands },
     mark: { type: 'rect', opacity: 0.12 },
-    encoding: { x: { field: 'from', type: 'quantitative' }, x2: { field: 'to' }, color: { field: 'kind', type: 'nominal', title: 'phase' } },
+    encoding: { x: { field: 'from', type: 'quantitative', title: 'rollouts (training + search)' }, x2: { field: 'to' }, color: { field: 'kind', type: 'nominal', title: 'phase' } },
   };
   const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 260, background: 'white' };
   return {
@@ -46,7 +46,7 @@ export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<strin
       layer: [bandLayer, {
         data: { values: t.tests.map((x) => ({ rollouts: x.atRollouts, meanAt8: x.meanAt8, label: x.label })) },
         mark: { type: 'line', point: true, color: '#1f4e79' },
-        encoding: { x: { field: 'rollouts', type: 'quantitative', title: 'rollouts' }, y: { field: 'meanAt8', type: 'quantitative', title: 'mean@8', scale: { domain: [0, 1] } }, tooltip: [{ field: 'label' }] },
+        encoding: { x: { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' }, y: { field: 'meanAt8', type: 'quantitative', title: 'mean@8', scale: { domain: [0, 1] } }, tooltip: [{ field: 'label' }] },
       }],
     },
     'training-reward': {
@@ -54,7 +54,7 @@ export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<strin
       layer: [bandLayer, {
         data: { values: t.steps.filter((s) => s.meanReward !== null).map((s) => ({ rollouts: s.atRollouts, reward: s.meanReward, step: s.step })) },
         mark: { type: 'line', point: true, color: '#7a3b00' },
-        encoding: { x: { field: 'rollouts', type: 'quantitative' }, y: { field: 'reward', type: 'quantitative', title: 'mean reward', scale: { domain: [0, 1] } } },
+        encoding: { x: { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' }, y: { field: 'reward', type: 'quantitative', title: 'mean reward', scale: { domain: [0, 1] } } },
       }],
     },
     'harness-candidates': {
@@ -62,7 +62,7 @@ export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<strin
       data: { values: t.harnessPhases.flatMap((p, i) => p.rows.filter((r) => r.status === 'evaluated').map((r) => ({ phase: `harness ${i + 1}`, round: r.round, success: r.successRate, name: r.name, accepted: r.name === p.accepted }))) },
       mark: { type: 'point', filled: true, size: 70 },
       encoding: {
-        x: { field: 'round', type: 'quantitative', title: 'round (0 = incoming)' }, y: { field: 'success', type: 'quantitative', title: 'success rate', scale: { domain: [0, 1] } },
+        x: { field: 'round', type: 'ordinal', title: 'round (0 = incoming)' }, y: { field: 'success', type: 'quantitative', title: 'success rate', scale: { domain: [0, 1] } },
         color: { field: 'phase', type: 'nominal' }, shape: { field: 'accepted', type: 'nominal' }, tooltip: [{ field: 'name' }],
       },
     },

@@ -6,6 +6,15 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.tools/bin:$PATH"
 export TEMPORAL_CLI_PATH="$PWD/.tools/bin/temporal"
+# The audit report's browser test needs Debian's chromium (CI runs as root; skipped when it is present).
+if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM_PATH:-}" ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    echo "[setup] installing Debian's chromium for the report test (once)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "[setup] could not install chromium; the browser test will say so" >&2
+  else
+    echo "[setup] chromium missing and not root: install Debian's chromium or set CHROMIUM_PATH for the report test" >&2
+  fi
+fi
 echo "[test] lint"; npx eslint .
 echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
 mapfile -t files < <(find tests -name '*.test.ts' -not -path '*/node_modules/*' | sort)
