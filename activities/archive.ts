@@ -175,6 +175,17 @@ export class HarnessArchive {
     return (await readText(path.join(this.candidateDir(name), ARCHIVE_FILES.trajectories))) ?? '';
   }
 
+  /**
+   * Removes the completion marker: the phase is running again under the same key (a workflow reset to
+   * the phase's start, or a workflow id reused). The marker must never claim a phase that is in progress.
+   */
+  async reopen(): Promise<boolean> {
+    const marker = path.join(this.dir, ARCHIVE_FILES.complete);
+    if ((await readText(marker)) === null) return false;
+    await fs.rm(marker, { force: true });
+    return true;
+  }
+
   async isComplete(): Promise<boolean> {
     return (await readText(path.join(this.dir, ARCHIVE_FILES.complete))) !== null;
   }

@@ -144,6 +144,7 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
   return {
     async proposeHarnesses(input: ProposeHarnessesInput): Promise<ProposeHarnessesResult> {
       const archive = openArchive(deps.artifactRoot, input.archiveKey);
+      if (await archive.reopen()) await archive.writeRoundFile(input.round, 'reopened.log', `archive was complete when round ${input.round} was proposed (workflow reset or reused workflow id); completion marker removed\n`);
       const memo = await archive.readRoundFile(input.round, 'result.json');
       if (memo) return JSON.parse(memo) as ProposeHarnessesResult;
       if (!posInt(input.count)) configError(`candidates per round must be a positive integer, got ${input.count}`);

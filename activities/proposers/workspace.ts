@@ -90,7 +90,10 @@ export async function collectCandidates(ws: Workspace, count: number): Promise<C
 
   let pending: PendingEvalEntry[] = [];
   try {
-    const parsed = JSON.parse(await fs.readFile(path.join(ws.dir, WORKSPACE.pendingEval), 'utf8')) as { candidates?: unknown };
+    const file = path.join(ws.dir, WORKSPACE.pendingEval);
+    const st = await fs.lstat(file);
+    if (!st.isFile() || st.size > MAX_CANDIDATE_BYTES) throw new Error(`not a regular file of at most ${MAX_CANDIDATE_BYTES} bytes`);
+    const parsed = JSON.parse(await fs.readFile(file, 'utf8')) as { candidates?: unknown };
     if (Array.isArray(parsed.candidates)) pending = parsed.candidates.filter((e): e is PendingEvalEntry => typeof e === 'object' && e !== null);
     else notes.push(`${WORKSPACE.pendingEval} has no "candidates" array`);
   } catch (err) {

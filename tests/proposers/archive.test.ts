@@ -57,6 +57,12 @@ test('a whole phase leaves a browsable archive; the completion marker appears on
     // Finalize is idempotent (an activity retry rewrites the same files).
     const again = await h.acts.finalizeHarnessPhase({ runId: 'run', archiveKey: h.archiveKey, rows, accepted: 'r1-c3', frontier: ['r1-c3'] });
     assert.deepEqual(again.archive, archive);
+    // Proposing again under a complete archive's key (a reset to the phase start) reopens it: the marker
+    // never claims a phase in progress; the recorded round result is returned unchanged.
+    const replayed = await h.acts.proposeHarnesses(proposeInput(h, 'chess', 1, { kind: 'builtin' }));
+    assert.deepEqual(replayed, r);
+    assert.equal(await h.archive.isComplete(), false);
+    assert.match(readFileSync(path.join(h.archive.roundDir(1), 'reopened.log'), 'utf8'), /completion marker removed/);
   } finally {
     h.cleanup();
   }

@@ -21,7 +21,7 @@ after(() => cleanupDir(scriptsDir));
 function agent(name: string, behaviour: string): string[] {
   const file = path.join(scriptsDir, `${name}.mjs`);
   writeFileSync(file, `
-import { readFileSync, writeFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 const task = readFileSync('TASK.md', 'utf8');
 const skill = readFileSync('SKILL.md', 'utf8');
@@ -104,6 +104,7 @@ const FAILURES: Array<{ what: string; behaviour: string; timeoutMs?: number; fai
     behaviour: "writeFileSync('proposals/c1.ts', accepted); writeFileSync('candidates/incoming/score.json', '{\"successRate\":1}'); writeFileSync('candidates/incoming/harness.ts', 'hacked');",
     failure: /modified archive files outside its slots.*candidates\/incoming\/(harness\.ts|score\.json)/, candidates: 0,
   },
+  { what: 'links its slot to a file outside the workspace', behaviour: "symlinkSync('/etc/hostname', 'proposals/c1.ts'); symlinkSync('/etc/hostname', 'pending_eval.json');", failure: /wrote no candidate files/, candidates: 0 },
   { what: 'exits non-zero', behaviour: "writeFileSync('proposals/c1.ts', accepted); console.error('model overloaded'); process.exit(2);", failure: /exited with 2: model overloaded/, candidates: 0 },
 ];
 
