@@ -80,6 +80,14 @@ function weightedPick<T>(items: T[], weights: number[], rng: () => number): numb
   return items.length - 1;
 }
 
+/** What the parent's traces showed, in words, for the hypothesis (the archive says why a mechanism was tried). */
+function evidence(p: ParentHarness): string {
+  const s = p.stats;
+  if (!s || !s.episodes) return `${p.name}: success ${p.successRate.toFixed(3)}, no traces`;
+  const top = Object.entries(s.failures).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 3).map(([c, n]) => `${c} ${n}`);
+  return `${p.name}: ${s.successes}/${s.episodes} solved; failures ${top.join(', ') || 'none'}; ${s.failedWithoutTool} failed without a tool call`;
+}
+
 function nameStem(name: string | undefined): string {
   return (name ?? 'harness').replace(/-r\d+c\d+$/, '').slice(0, 150);
 }
@@ -119,7 +127,7 @@ export async function proposeBuiltin(ctx: ProposerContext, archive: HarnessArchi
     sources.add(harnessIdentity(source));
     out.push({
       file: slotFile(slot), source,
-      entry: { file: slotFile(slot), parent: parent.name, hypothesis: made.hypothesis, changes: made.changes, axis: made.axis, components: [made.mechanism] },
+      entry: { file: slotFile(slot), parent: parent.name, hypothesis: `${made.hypothesis} (${evidence(parent)})`, changes: made.changes, axis: made.axis, components: [made.mechanism] },
     });
   }
   return { candidates: out, notes };
