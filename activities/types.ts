@@ -3,6 +3,17 @@
 // import this file with `import type`.
 import type { ArtifactRef } from '../store/artifact-ref';
 
+/**
+ * Where the run stood when it scheduled an activity; the workflow adds it to every activity input so each
+ * worker log line carries run id, phase, cycle and step.
+ */
+export interface LogContext {
+  runId: string;
+  phase: string;
+  cycle: number;
+  step: number;
+}
+
 /** Position of the persistent prompt sampler over D_weight: epoch e visits a seeded permutation. */
 export interface SamplerCursor {
   epoch: number;

@@ -6,6 +6,7 @@ import { harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, p
 import type { ArchiveRow, HarnessCandidate } from '../activities/types';
 import type { HarnessPhase, RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
+import { logContext } from './run-log';
 import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-run-plan';
 import { evaluateOnTest } from './test-eval';
 
@@ -55,7 +56,7 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
   });
   if (proposed.failure) {
     phase.failedRounds += 1;
-    log.warn('proposer failed this round; the phase goes on', { round, failure: proposed.failure });
+    log.warn('proposer failed this round; the phase goes on', { ...logContext(state), round, failure: proposed.failure });
   }
   const candidates = proposed.candidates.map((c, i) => ({ ...c, name: `r${round}-c${i + 1}` }));
   const maxParallel = state.config.harness.maxParallelEvaluations;
@@ -148,6 +149,6 @@ export async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts
   });
   const evaluatedEachRound = state.config.method === 'harness-only' || state.config.method === 'stagewise';
   if (!evaluatedEachRound) await evaluateOnTest(state, acts, `harness-phase-${phase.index}-end`, { countsForBest: true });
-  log.info('harness phase ended', { index: phase.index, accepted: phase.accepted, rule });
+  log.info('harness phase ended', { ...logContext(state), index: phase.index, accepted: phase.accepted, rule });
   return true;
 }

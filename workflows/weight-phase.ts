@@ -5,6 +5,7 @@ import { log } from '@temporalio/workflow';
 import { initialWeightPatience, observeWeightStep, runBudgetReached, testEvalDue } from './decisions';
 import type { RunState, WeightPhase } from './run-state';
 import type { Acts } from './whale-run-activities';
+import { logContext } from './run-log';
 import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } from './whale-run-plan';
 import { evaluateOnTest } from './test-eval';
 
@@ -55,7 +56,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   } else {
     phase.lastRule = `step ${step}: reward ${rollouts.meanReward ?? 'missing'}, accepted ${rollouts.accepted}/${rollouts.rollouts}`;
   }
-  log.info('weight step', { step, meanReward: rollouts.meanReward, accepted: rollouts.accepted, updated: tuned.updated });
+  log.info('weight step', { ...logContext(state), step, meanReward: rollouts.meanReward, accepted: rollouts.accepted, updated: tuned.updated });
 
   if (testEvalDue(state.weightStepsDone, state.testEverySteps)) {
     await evaluateOnTest(state, acts, `step-${step}`, { countsForBest: true });
@@ -76,6 +77,6 @@ export function endWeightPhase(state: RunState, phase: WeightPhase, rule: string
     kind: 'weight', index: phase.index, cycle: state.cycle, startStep: phase.startStep, endStep: state.weightStepsDone,
     proposalRounds: 0, rule, acceptedHarness: null, acceptedSuccess: null,
   });
-  log.info('weight phase ended', { index: phase.index, endStep: state.weightStepsDone, rule });
+  log.info('weight phase ended', { ...logContext(state), index: phase.index, endStep: state.weightStepsDone, rule });
   return true;
 }

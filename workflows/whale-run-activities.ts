@@ -2,7 +2,7 @@
 // evaluations) to the model queue, proposing and validating harness code to the proposer queue. Options come
 // from the run config (workflow input), never from the environment.
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { WhaleActivities } from '../activities/types';
+import type { LogContext, WhaleActivities } from '../activities/types';
 import type { RunConfig } from './run-config';
 
 type ExecOptions = RunConfig['execution']['rollout'];
@@ -22,7 +22,12 @@ function options(taskQueue: string, o: ExecOptions): ActivityOptions {
   };
 }
 
-export function createActivityProxies(config: RunConfig) {
+/** Adds the run's log context to an activity's input (workers attach it to every log line). */
+function withContext<I extends object, R>(fn: (input: I) => Promise<R>, ctx: () => LogContext): (input: I) => Promise<R> {
+  return (input) => fn({ ...input, logContext: ctx() });
+}
+
+export function createActivityProxies(config: RunConfig, ctx: () => LogContext) {
   const x = config.execution;
   const model = x.modelTaskQueue;
   const proposer = x.proposerTaskQueue;
@@ -32,16 +37,16 @@ export function createActivityProxies(config: RunConfig) {
   const propose = proxyActivities<WhaleActivities>(options(proposer, x.propose));
   return {
     model: {
-      prepareRun: evaluate.prepareRun,
-      rolloutBatch: rollout.rolloutBatch,
-      fineTuneStep: fineTune.fineTuneStep,
-      evaluateTest: evaluate.evaluateTest,
-      evaluateHarness: evaluate.evaluateHarness,
+      prepareRun: withContext(evaluate.prepareRun, ctx),
+      rolloutBatch: withContext(rollout.rolloutBatch, ctx),
+      fineTuneStep: withContext(fineTune.fineTuneStep, ctx),
+      evaluateTest: withContext(evaluate.evaluateTest, ctx),
+      evaluateHarness: withContext(evaluate.evaluateHarness, ctx),
     },
     proposer: {
-      proposeHarnesses: propose.proposeHarnesses,
-      validateHarness: propose.validateHarness,
-      finalizeHarnessPhase: propose.finalizeHarnessPhase,
+      proposeHarnesses: withContext(propose.proposeHarnesses, ctx),
+      validateHarness: withContext(propose.validateHarness, ctx),
+      finalizeHarnessPhase: withContext(propose.finalizeHarnessPhase, ctx),
     },
   };
 }

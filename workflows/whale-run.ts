@@ -20,6 +20,7 @@ import { RunStateSchema, STATE_VERSION, type RunState, type RunSummary } from '.
 import { epochsToSteps, stepsPerEpoch as computeStepsPerEpoch } from './decisions';
 import { stageAt } from './whale-run-plan';
 import { createActivityProxies, type Acts } from './whale-run-activities';
+import { logContext } from './run-log';
 import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
@@ -61,7 +62,7 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
     );
   }
   const config = expanded.config;
-  const acts = createActivityProxies(config);
+  const acts = createActivityProxies(config, () => logContext(state));
 
   if (!state) {
     upsertSearchAttributes([
@@ -96,7 +97,7 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
       });
     } catch (err) {
       if (isCancellation(err) && current.control.stop === 'abandon-step') {
-        log.info('run stopped: current step abandoned on request');
+        log.info('run stopped: current step abandoned on request', { ...logContext(current) });
         current.phase = { kind: 'done' };
       } else {
         throw err;
