@@ -16,6 +16,7 @@ import { followRun, formatSummary, listPresets, loadPreset } from './follow';
 import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeline';
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
+import { registerPretrainCommand } from './pretrain-command';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -150,6 +151,8 @@ export function buildProgram(): Command {
       const view = await describeRun(client, workflowId);
       process.stdout.write((opts.json ? JSON.stringify(view, null, 2) : formatStatus(view)) + '\n');
     });
+
+  registerPretrainCommand(program);
 
   program
     .command('audit')

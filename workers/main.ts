@@ -8,7 +8,7 @@ import { createOrchestrationWorker } from './orchestration';
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
 /** The worker kinds whose activities this release implements (the demo starts these). */
-export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration'];
+export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration', 'model'];
 
 let runtimeInstalled = false;
 function installRuntime(json: boolean): void {
@@ -20,12 +20,16 @@ function installRuntime(json: boolean): void {
   Runtime.install({ logger, telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 }
 
-export async function createWorker(kind: WorkerKind, config: TemporalConfig): Promise<Worker> {
+export async function createWorker(kind: WorkerKind, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
   const connection = await connectWorker(config);
   switch (kind) {
     case 'orchestration':
-      return createOrchestrationWorker(connection, config);
-    case 'model':
+      return { worker: await createOrchestrationWorker(connection, config), close: async () => undefined };
+    case 'model': {
+      // Loaded lazily: the orchestration worker never pays for onnxruntime or the sandbox.
+      const { createModelWorker } = await import('./model');
+      return createModelWorker(connection, config);
+    }
     case 'proposer':
       throw new Error(`the ${kind} worker's activities are not implemented in this version yet; runs wait in the '${config.taskQueues[kind]}' queue until a ${kind} worker serves it`);
   }
@@ -35,9 +39,13 @@ export async function runWorker(kind: WorkerKind, opts: { json?: boolean } = {})
   if (!WORKER_KINDS.includes(kind)) throw new Error(`unknown worker queue '${kind}': use one of ${WORKER_KINDS.join(', ')}`);
   installRuntime(opts.json ?? process.env.WHALE_LOG_FORMAT === 'json');
   const config = loadTemporalConfig();
-  const worker = await createWorker(kind, config);
+  const { worker, close } = await createWorker(kind, config);
   process.stderr.write(`[whale] ${kind} worker polling '${worker.options.taskQueue}' at ${config.address} (namespace ${config.namespace})\n`);
-  await worker.run();
+  try {
+    await worker.run();
+  } finally {
+    await close();
+  }
 }
 
 if (require.main === module) {

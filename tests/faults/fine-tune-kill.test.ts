@@ -1,0 +1,70 @@
+// Preemption during a fine-tune step, with real processes: the model worker is SIGKILLed while a step is
+// in flight (after at least one partial checkpoint was heartbeated), a new one is started, and the run
+// completes; the step resumes from its heartbeat, and in deterministic mode the final checkpoint hash equals
+// an uninterrupted run's with the same seed.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFaultCluster, activityResults, largestPayload, type FaultCluster } from './processes';
+import { describeRun } from '../../cli/status';
+import { waitFor } from '../workflows/env';
+import type { RunSummary } from '../../workflows/run-state';
+import type { FineTuneStepResult } from '../../activities/types';
+import * as path from 'node:path';
+import { DirectoryArtifactStore } from '../../store/artifact-store';
+import type { ArtifactRef } from '../../store/artifact-ref';
+import { readReferenceHarness } from '../../domains/reference-harnesses';
+
+let cluster: FaultCluster;
+const WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_MODEL_THREADS: '1' };
+
+let referenceHarness: ArtifactRef;
+before(async () => {
+  cluster = await startFaultCluster();
+  // The stronger hand-written harness (test-only) gets enough accepted trajectories for several minibatches.
+  referenceHarness = await new DirectoryArtifactStore(path.join(cluster.dir, 'artifacts')).put('harness', readReferenceHarness('math'));
+  cluster.startWorker('orchestration');
+  cluster.startWorker('model', WORKER_ENV);
+});
+after(async () => cluster?.teardown());
+
+const config = () => ({
+  version: 1, method: 'weights-only', domain: 'math', seed: 11, model: { baseHarness: referenceHarness },
+  weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 1, learningRate: 1e-4, deterministic: true },
+  budget: { totalWeightSteps: 2 },
+  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 8 },
+  execution: { fineTune: { heartbeatTimeout: '4s' }, rollout: { heartbeatTimeout: '10s' } },
+});
+
+describe('model worker killed during a fine-tune step', () => {
+  it('resumes from the heartbeat and reaches the uninterrupted checkpoint hash', async () => {
+    const q = cluster.config.taskQueues.orchestration;
+    const clean = await cluster.client.workflow.execute('whaleRun', { taskQueue: q, workflowId: 'ft-clean', args: [config()] }) as RunSummary;
+    const cleanSteps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-clean', 'fineTuneStep');
+    assert.ok(cleanSteps.some((s) => s.updated && s.minibatches >= 3), 'the uninterrupted run must train (several minibatches) for this test to mean anything');
+
+    const handle = await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: 'ft-killed', args: [config()] });
+    await waitFor('a fine-tune step with a partial checkpoint heartbeated', async () => {
+      const v = await describeRun(cluster.client, 'ft-killed');
+      const p = v.pending.find((a) => a.activityType === 'fineTuneStep');
+      const hb = p?.heartbeat as { kind?: string; minibatch?: number } | undefined;
+      return hb?.kind === 'fine-tune' && (hb.minibatch ?? 0) >= 1 ? true : undefined;
+    }, 120_000);
+    await cluster.kill('model');
+    cluster.startWorker('model', WORKER_ENV);
+    const killed = await handle.result() as RunSummary;
+
+    const steps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-killed', 'fineTuneStep');
+    assert.ok(steps.some((s) => s.resumedFromMinibatch >= 1), `a step must have resumed from its heartbeat: ${JSON.stringify(steps.map((s) => s.resumedFromMinibatch))}`);
+    assert.equal(killed.weightStepsDone, 2);
+    assert.equal(killed.finalCheckpoint.sha256, clean.finalCheckpoint.sha256);
+    assert.deepEqual(steps.map((s) => s.checkpoint.sha256), cleanSteps.map((s) => s.checkpoint.sha256));
+  });
+
+  it('keeps every payload of a real run under 256 KiB', async () => {
+    for (const id of ['ft-clean', 'ft-killed']) {
+      const largest = await largestPayload(cluster.client, id);
+      assert.ok(largest.bytes > 0);
+      assert.ok(largest.bytes < 256 * 1024, `${id}: largest payload ${largest.bytes} bytes at ${largest.where}`);
+    }
+  });
+});

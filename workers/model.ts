@@ -1,0 +1,65 @@
+// The model worker: owns the ONNX sessions (sampler, trainer) and a pool of sandbox child processes for
+// harness hooks, and serves rollout batches, fine-tune steps, test evaluation and harness scoring on the
+// model task queue. On two cores, one model worker with concurrency 1 is right.
+import * as path from 'node:path';
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import type { TemporalConfig } from '../temporal.config';
+import { DirectoryArtifactStore } from '../store/artifact-store';
+import { SandboxPool } from '../harness-sandbox/pool';
+import { getDomain } from '../domains/registry';
+import { readSeedHarness } from '../domains/harnesses';
+import type { DomainInstance } from '../domains/types';
+import { loadBasePolicy } from '../training/base-policy';
+// The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
+import { ROLLOUT_LIMITS } from '../training/corpus';
+import { createModelActivities } from '../activities/model-activities';
+import { createModelResources } from '../activities/model-resources';
+import { logContextInterceptor } from './log-context';
+
+export const PROJECT_ROOT = path.resolve(__dirname, '..');
+
+
+export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: number; partialCheckpointEveryMs?: number } = {}) {
+  const store = new DirectoryArtifactStore(path.resolve(PROJECT_ROOT, config.artifactDir));
+  const sandbox = new SandboxPool({ processes: 1 });
+  const threads = opts.threads ?? 2;
+  const resources = createModelResources({ store, sandbox, threads, maxBatchRows: 256 });
+  const instances = new Map<string, DomainInstance>();
+  const activities = createModelActivities({
+    store,
+    resources,
+    threads,
+    limits: ROLLOUT_LIMITS,
+    partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
+    domain(name) {
+      let inst = instances.get(name);
+      if (!inst) {
+        inst = getDomain(name).load({ kind: 'synthetic' });
+        instances.set(name, inst);
+      }
+      return inst;
+    },
+    basePolicy: (domain) => loadBasePolicy(domain).bytes,
+    seedHarness: (domain) => readSeedHarness(domain),
+  });
+  return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };
+}
+
+export async function createModelWorker(connection: NativeConnection, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
+  const env = process.env.WHALE_PARTIAL_CHECKPOINT_MS;
+  const deps = createModelWorkerDeps(config, {
+    threads: Number(process.env.WHALE_MODEL_THREADS ?? 2),
+    partialCheckpointEveryMs: env !== undefined && env !== '' ? Number(env) : undefined,
+  });
+  const worker = await Worker.create({
+    connection,
+    namespace: config.namespace,
+    taskQueue: config.taskQueues.model,
+    activities: deps.activities,
+    maxConcurrentActivityTaskExecutions: config.worker.modelConcurrency,
+    shutdownGraceTime: config.worker.shutdownGraceTime as `${number}s`,
+    identity: `whale-model@${process.pid}`,
+    interceptors: { activity: [logContextInterceptor] },
+  });
+  return { worker, close: deps.close };
+}
