@@ -19,6 +19,8 @@ export interface HarnessSourceInfo {
   properties: Map<string, PropertySpan>;
   hooksObject: ts.ObjectLiteralExpression | null;
   hookNames: string[];
+  /** The object has a declared type (annotation, `satisfies` or `as`), so hook parameters are typed from it. */
+  typed: boolean;
 }
 
 function propName(p: ts.ObjectLiteralElementLike, sf: ts.SourceFile): string | null {
@@ -28,21 +30,26 @@ function propName(p: ts.ObjectLiteralElementLike, sf: ts.SourceFile): string | n
 }
 
 /** The object literal the module default-exports (directly, or through a `const` it names). */
-function findExportedObject(sf: ts.SourceFile): ts.ObjectLiteralExpression | null {
+function findExportedObject(sf: ts.SourceFile): { object: ts.ObjectLiteralExpression; typed: boolean } | null {
   let exported: ts.Expression | null = null;
   for (const st of sf.statements) if (ts.isExportAssignment(st) && !st.isExportEquals) exported = st.expression;
   if (!exported) return null;
-  const unwrap = (e: ts.Expression): ts.Expression => (ts.isSatisfiesExpression(e) || ts.isAsExpression(e) || ts.isParenthesizedExpression(e) ? unwrap(e.expression) : e);
+  let typed = false;
+  const unwrap = (e: ts.Expression): ts.Expression => {
+    if (ts.isSatisfiesExpression(e) || ts.isAsExpression(e)) typed = true;
+    return ts.isSatisfiesExpression(e) || ts.isAsExpression(e) || ts.isParenthesizedExpression(e) ? unwrap(e.expression) : e;
+  };
   exported = unwrap(exported);
-  if (ts.isObjectLiteralExpression(exported)) return exported;
+  if (ts.isObjectLiteralExpression(exported)) return { object: exported, typed };
   if (!ts.isIdentifier(exported)) return null;
   const name = exported.text;
   for (const st of sf.statements) {
     if (!ts.isVariableStatement(st)) continue;
     for (const d of st.declarationList.declarations) {
       if (ts.isIdentifier(d.name) && d.name.text === name && d.initializer) {
+        typed = d.type !== undefined;
         const init = unwrap(d.initializer);
-        if (ts.isObjectLiteralExpression(init)) return init;
+        if (ts.isObjectLiteralExpression(init)) return { object: init, typed };
       }
     }
   }
@@ -52,8 +59,9 @@ function findExportedObject(sf: ts.SourceFile): ts.ObjectLiteralExpression | nul
 /** Parses a harness file; null when its default export is not an object literal this module can edit. */
 export function parseHarnessSource(source: string): HarnessSourceInfo | null {
   const sourceFile = ts.createSourceFile('harness.ts', source, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
-  const object = findExportedObject(sourceFile);
-  if (!object) return null;
+  const found = findExportedObject(sourceFile);
+  if (!found) return null;
+  const { object, typed } = found;
   const properties = new Map<string, PropertySpan>();
   for (const p of object.properties) {
     const name = propName(p, sourceFile);
@@ -63,7 +71,7 @@ export function parseHarnessSource(source: string): HarnessSourceInfo | null {
   const hooksInit = properties.get('hooks')?.init ?? null;
   const hooksObject = hooksInit && ts.isObjectLiteralExpression(hooksInit) ? hooksInit : null;
   const hookNames = hooksObject ? hooksObject.properties.map((p) => propName(p, sourceFile)).filter((n): n is string => n !== null) : [];
-  return { sourceFile, object, properties, hooksObject, hookNames };
+  return { sourceFile, object, properties, hooksObject, hookNames, typed };
 }
 
 export type LiteralValue = string | number | boolean | null | LiteralValue[] | { [k: string]: LiteralValue };

@@ -120,6 +120,7 @@ export function readHooks(info: HarnessSourceInfo): ExistingHook[] {
 
 /** Edits that set built-in hooks: a marked hook is re-rendered in place, a missing one is added. */
 export function setHooks(info: HarnessSourceInfo, plans: HookPlan[], answerHint: string): SourceEdit[] | null {
+  if (!info.typed) return null; // untyped hook parameters would be implicit any: the validator rejects them
   const existing = readHooks(info);
   const edits: SourceEdit[] = [];
   const added: string[] = [];
