@@ -15,6 +15,7 @@ import type {
 import type { ModelResources } from './model-resources';
 import { runFineTuneStep } from './fine-tune';
 import { seededPermutation } from '../training/rsft';
+import { openArchive, recordCandidateEvaluation } from './archive';
 
 export interface ModelActivityDeps {
   store: ArtifactStore;
@@ -31,6 +32,8 @@ export interface ModelActivityDeps {
   threads: number;
   /** Minimum time between partial fine-tune checkpoints (the resume points of a killed step), ms. */
   partialCheckpointEveryMs?: number;
+  /** Root of the harness archives (browsable files): scored candidates and their D_harness traces go there. */
+  archiveRoot?: string;
 }
 
 /** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
@@ -162,15 +165,22 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
         domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.rolloutsPerTask,
         sampling: { temperature: 1.0, topK: 20 }, runSeed: input.seed, step: HARNESS_EVAL_STEP, label: `harness ${input.name}`,
       });
-      const ref = await deps.store.put('trajectories', trajectoriesToJsonl(trajectories));
+      const jsonl = trajectoriesToJsonl(trajectories);
+      const ref = await deps.store.put('trajectories', jsonl);
       const n = Math.max(1, trajectories.length);
-      return {
+      const result = {
         successRate: trajectories.reduce((a, t) => a + t.reward, 0) / n,
         meanTurns: trajectories.reduce((a, t) => a + t.turns.length, 0) / n,
         meanTokens: trajectories.reduce((a, t) => a + t.tokenCounts.generated, 0) / n,
         rollouts: trajectories.length,
         trajectories: ref,
       };
+      if (deps.archiveRoot) {
+        // The proposer reads scores and full D_harness traces from the archive (never D_test's).
+        const source = (await deps.store.get(input.harness)).toString('utf8');
+        await recordCandidateEvaluation(openArchive(deps.archiveRoot, input.archiveKey), input.name, { ...result, trajectoriesJsonl: jsonl, source });
+      }
+      return result;
     },
   };
 }

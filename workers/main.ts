@@ -8,7 +8,7 @@ import { createOrchestrationWorker } from './orchestration';
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
 /** The worker kinds whose activities this release implements (the demo starts these). */
-export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration', 'model'];
+export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration', 'model', 'proposer'];
 
 let runtimeInstalled = false;
 function installRuntime(json: boolean): void {
@@ -30,8 +30,10 @@ export async function createWorker(kind: WorkerKind, config: TemporalConfig): Pr
       const { createModelWorker } = await import('./model');
       return createModelWorker(connection, config);
     }
-    case 'proposer':
-      throw new Error(`the ${kind} worker's activities are not implemented in this version yet; runs wait in the '${config.taskQueues[kind]}' queue until a ${kind} worker serves it`);
+    case 'proposer': {
+      const { createProposerWorker } = await import('./proposer');
+      return createProposerWorker(connection, config);
+    }
   }
 }
 

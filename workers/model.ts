@@ -20,7 +20,8 @@ export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
 
 export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: number; partialCheckpointEveryMs?: number } = {}) {
-  const store = new DirectoryArtifactStore(path.resolve(PROJECT_ROOT, config.artifactDir));
+  const artifactRoot = path.resolve(PROJECT_ROOT, config.artifactDir);
+  const store = new DirectoryArtifactStore(artifactRoot);
   const sandbox = new SandboxPool({ processes: 1 });
   const threads = opts.threads ?? 2;
   const resources = createModelResources({ store, sandbox, threads, maxBatchRows: 256 });
@@ -31,6 +32,7 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     threads,
     limits: ROLLOUT_LIMITS,
     partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
+    archiveRoot: artifactRoot,
     domain(name) {
       let inst = instances.get(name);
       if (!inst) {

@@ -1,7 +1,7 @@
 // One round of a harness phase (Meta-Harness): round 0 re-scores the incoming harness under the current
 // weights; each proposal round asks the proposer for M candidates, validates them, scores the valid ones
 // on D_harness, and applies the accept rule, frontier and patience from workflows/decisions.
-import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
 import { harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, paretoFrontier, selectAccepted, type CandidateScore } from './decisions';
 import type { ArchiveRow, HarnessCandidate } from '../activities/types';
 import type { HarnessPhase, RunState } from './run-state';
@@ -15,7 +15,8 @@ const INCOMING = 'incoming';
 export function startHarnessPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'harness').length + 1;
   state.phase = {
-    kind: 'harness', index, archiveKey: `${state.runId}/harness-phase-${index}`, nextRound: 0, incoming: state.harness,
+    kind: 'harness', index, // The first execution's run id keeps a reused workflow id from mixing its phases into an older run's archive.
+    archiveKey: `${state.runId}/${workflowInfo().firstExecutionRunId.slice(0, 8)}/harness-phase-${index}`, nextRound: 0, incoming: state.harness,
     rows: [], accepted: INCOMING, patience: initialHarnessPatience(), failedRounds: 0, lastRule: 'phase started',
   };
 }

@@ -34,6 +34,7 @@ test('harness-only run: the real proposer worker proposes, validates and finaliz
   const q = 'proposer-worker-test';
   const qp = 'proposer-worker-test-proposer';
   const evaluated: string[] = [];
+  const archiveKeys: string[] = [];
   // Model-side double: prepareRun, evaluateHarness (score from the source, deterministic), evaluateTest.
   const model: Pick<WhaleActivities, 'prepareRun' | 'evaluateHarness' | 'evaluateTest'> & Record<'rolloutBatch' | 'fineTuneStep', () => never> = {
     async prepareRun() {
@@ -44,6 +45,7 @@ test('harness-only run: the real proposer worker proposes, validates and finaliz
       evaluated.push(input.name);
       const successRate = Math.min(1, 0.2 + (source.length % 97) / 200);
       const result = { successRate, meanTurns: 2, meanTokens: 30, rollouts: 12 };
+      archiveKeys.push(input.archiveKey);
       await recordCandidateEvaluation(openArchive(root, input.archiveKey), input.name, { ...result, trajectoriesJsonl: fakeTrajectories(12, 3), source });
       return { ...result, trajectories: await store.put('trajectories', fakeTrajectories(12, 3)) };
     },
@@ -66,7 +68,10 @@ test('harness-only run: the real proposer worker proposes, validates and finaliz
     ))) as RunSummary;
     assert.equal(summary.proposalRoundsDone, 2);
     assert.deepEqual(evaluated, ['incoming', 'r1-c1', 'r1-c2', 'r2-c1', 'r2-c2']);
-    const archive = openArchive(root, 'proposer-worker-1/harness-phase-1');
+    // Archive keys are <workflow id>/<first execution run id, 8 chars>/harness-phase-<n>.
+    const keys = archiveKeys.filter((k) => /^proposer-worker-1\/[0-9a-f-]{8}\/harness-phase-1$/.test(k));
+    assert.equal(new Set(keys).size, 1, `one archive key for phase 1, got ${JSON.stringify([...new Set(archiveKeys)])}`);
+    const archive = openArchive(root, keys[0]);
     assert.equal(await archive.isComplete(), true);
     const rows = readFileSync(path.join(archive.dir, 'evolution_summary.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { name: string; status: string; accepted: boolean });
     assert.deepEqual(rows.map((r) => `${r.name}:${r.status}`), ['incoming:evaluated', 'r1-c1:evaluated', 'r1-c2:evaluated', 'r2-c1:evaluated', 'r2-c2:evaluated']);
