@@ -14,7 +14,8 @@ import { modelConfig } from '../../model/config';
 import { exportForTransformersJs } from '../../model/export';
 import { initParams, Rng } from '../../model/init';
 import { buildTrainGraph } from '../../model/train-graph';
-import { renderChatPrompt } from '../../model/tokenizer';
+import { encodeText, renderChatPrompt } from '../../model/tokenizer';
+import { OrtSampler } from '../../model/sampler';
 import { Trainer } from '../../model/trainer';
 
 const tmp = () => fs.mkdtemp(path.join(os.tmpdir(), 'whale-ckpt-'));
@@ -118,6 +119,16 @@ void test('an exported checkpoint loads in transformers.js (local only) and give
   console.log(`[export] transformers.js next-token logits vs ours: max |diff| ${worst.toExponential(2)}`);
   assert.ok(worst <= 1e-4, `transformers.js logits differ by ${worst}`);
   await s.release();
+  // Its KV-cache generation (batched, left-padded) matches our greedy sampler token for token.
+  tokenizer.padding_side = 'left';
+  const texts = ['hi', 'a much longer prompt'];
+  const enc = tokenizer(texts, { padding: true });
+  const width = (enc.input_ids.dims as number[])[1];
+  const generated = ((await model.generate({ ...enc, max_new_tokens: 6, do_sample: false })) as { tolist(): bigint[][] }).tolist();
+  const sampler = await OrtSampler.create(c, params, { threads: 1 });
+  const greedy = await sampler.generate(texts.map((t) => ({ promptTokens: encodeText(t), maxNewTokens: 6, temperature: 0, topK: 0, topP: 1, stopTokens: [], seed: 1 })));
+  texts.forEach((_, i) => assert.deepEqual(generated[i].slice(width).map(Number), greedy[i].tokens, `greedy continuation of prompt ${i}`));
+  await sampler.close();
   await model.dispose();
 });
 
