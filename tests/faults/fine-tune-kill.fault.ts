@@ -29,8 +29,8 @@ after(async () => cluster?.teardown());
 
 const config = () => ({
   version: 1, method: 'weights-only', domain: 'math', seed: 11, model: { baseHarness: referenceHarness },
-  weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 1, learningRate: 1e-4, deterministic: true },
-  budget: { totalWeightSteps: 2 },
+  weight: { promptsPerStep: 32, samplesPerPrompt: 8, minibatchSize: 1, learningRate: 1e-4, deterministic: true },
+  budget: { totalWeightSteps: 1 },
   test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 8 },
   execution: { fineTune: { heartbeatTimeout: '4s' }, rollout: { heartbeatTimeout: '10s' } },
 });
@@ -40,7 +40,7 @@ describe('model worker killed during a fine-tune step', () => {
     const q = cluster.config.taskQueues.orchestration;
     const clean = await cluster.client.workflow.execute('whaleRun', { taskQueue: q, workflowId: 'ft-clean', args: [config()] }) as RunSummary;
     const cleanSteps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-clean', 'fineTuneStep');
-    assert.ok(cleanSteps.some((s) => s.updated && s.minibatches >= 3), 'the uninterrupted run must train (several minibatches) for this test to mean anything');
+    assert.ok(cleanSteps.some((s) => s.updated && s.minibatches >= 3), `the uninterrupted run must train (several minibatches) for this test to mean anything: ${JSON.stringify(cleanSteps)} ${JSON.stringify((await activityResults<{ meanReward: number; accepted: number; rollouts: number }>(cluster.client, 'ft-clean', 'rolloutBatch')).map((r) => [r.meanReward, r.accepted, r.rollouts]))}`);
 
     const handle = await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: 'ft-killed', args: [config()] });
     await waitFor('a fine-tune step with a partial checkpoint heartbeated', async () => {
@@ -55,7 +55,7 @@ describe('model worker killed during a fine-tune step', () => {
 
     const steps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-killed', 'fineTuneStep');
     assert.ok(steps.some((s) => s.resumedFromMinibatch >= 1), `a step must have resumed from its heartbeat: ${JSON.stringify(steps.map((s) => s.resumedFromMinibatch))}`);
-    assert.equal(killed.weightStepsDone, 2);
+    assert.equal(killed.weightStepsDone, 1);
     assert.equal(killed.finalCheckpoint.sha256, clean.finalCheckpoint.sha256);
     assert.deepEqual(steps.map((s) => s.checkpoint.sha256), cleanSteps.map((s) => s.checkpoint.sha256));
   });
