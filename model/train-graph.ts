@@ -103,6 +103,15 @@ export function buildTrainGraph(c: ModelConfig, o: TrainGraphOptions): Uint8Arra
     b.output('grad', ft, [P]);
     return b.toBytes();
   }
+  emitOptimizerIO(b, c, grad);
+  if (gradName) b.output('grad', ft, [P]);
+  return b.toBytes();
+}
+
+function emitOptimizerIO(b: GraphBuilder, c: ModelConfig, grad: string): void {
+  const layout = paramLayout(c);
+  const P = layout.total;
+  const ft = b.floatType;
   b.input('m', ft, [P]);
   b.input('v', ft, [P]);
   b.input('hyper', ft, [8]);
@@ -114,6 +123,21 @@ export function buildTrainGraph(c: ModelConfig, o: TrainGraphOptions): Uint8Arra
   b.output('params_out', ft, [P]);
   b.output('m_out', ft, [P]);
   b.output('v_out', ft, [P]);
-  if (gradName) b.output('grad', ft, [P]);
+}
+
+/**
+ * The optimizer alone, for data-parallel steps: grad = c1 * grad_a + c2 * grad_b (each half's gradient
+ * weighted by its share of the batch's loss weight), then clipping and AdamW as in the 'train' graph.
+ */
+export function buildAdamWGraph(c: ModelConfig): Uint8Array {
+  const b = new GraphBuilder('whale_adamw', 'float32');
+  const P = paramLayout(c).total;
+  b.input('params', 'float32', [P]);
+  b.input('grad_a', 'float32', [P]);
+  b.input('grad_b', 'float32', [P]);
+  b.input('shares', 'float32', [2]);
+  const share = (i: number) => b.op('Gather', ['shares', b.constI64(i)], { axis: A.i(0) });
+  const grad = b.op('Add', [b.op('Mul', ['grad_a', share(0)]), b.op('Mul', ['grad_b', share(1)])]);
+  emitOptimizerIO(b, c, grad);
   return b.toBytes();
 }

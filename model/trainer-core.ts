@@ -1,15 +1,73 @@
 // The training engine that owns the ORT sessions (one per rows x length bucket) and the flat parameter,
 // AdamW-moment and step state. It runs inside the trainer's worker thread: onnxruntime-node's "async"
 // run executes synchronously on the calling thread, so running it on the main thread would stall heartbeats.
+// With 2+ threads (not deterministic) a step below 512 tokens per row is data-parallel: this thread and a
+// helper worker each take half the rows on one intra-op thread, then a small graph combines the gradients
+// and applies AdamW. One synchronisation per step instead of one per op keeps two cores busy even when
+// the machine is shared (where ORT's per-op parallelism, spinning or not, fell to 1-thread speed or below).
 import * as ort from 'onnxruntime-node';
 import type { Checkpoint } from './checkpoint';
 import { ModelConfig, paramLayout } from './config';
 import { createSession, RuntimeOptions } from './ort-session';
-import { buildTrainGraph, HYPER_INDEX } from './train-graph';
+import { buildAdamWGraph, buildTrainGraph, HYPER_INDEX } from './train-graph';
 import type { PackedBatch, StepHyperparams, StepResult } from './trainer-batch';
+import type { GradRequest } from './grad-worker';
+import { WorkerClient } from './worker-client';
 
 /** Sessions kept per trainer: each holds its own plan and arena, so memory grows with distinct shapes. */
 const MAX_SESSIONS = 6;
+
+/** 'grad' sessions (loss + flat gradient) per batch shape, on one intra-op thread. */
+export class GradSessions {
+  private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
+
+  constructor(
+    private readonly config: ModelConfig,
+    private readonly options: RuntimeOptions,
+  ) {}
+
+  async run(params: Float32Array, packed: PackedBatch): Promise<{ loss: number; grad: Float32Array }> {
+    const key = `${packed.rows}x${packed.seqLen}`;
+    let s = this.sessions.get(key);
+    if (!s) {
+      if (this.sessions.size >= MAX_SESSIONS) {
+        const [oldest, old] = this.sessions.entries().next().value as [string, Promise<ort.InferenceSession>];
+        this.sessions.delete(oldest);
+        void old.then((x) => x.release()).catch(() => undefined);
+      }
+      const long = packed.seqLen >= 512;
+      s = createSession(buildTrainGraph(this.config, { rows: packed.rows, seqLen: packed.seqLen, mode: 'grad', recomputeAttention: long }), { ...this.options, threads: 1 });
+      this.sessions.set(key, s);
+    }
+    const shape = [packed.rows, packed.seqLen];
+    const out = await (await s).run({
+      params: new ort.Tensor('float32', params, [params.length]),
+      tokens: new ort.Tensor('int32', packed.tokens, shape),
+      targets: new ort.Tensor('int32', packed.targets, shape),
+      weights: new ort.Tensor('float32', packed.weights, shape),
+    });
+    return { loss: Number(out.loss.data[0]), grad: out.grad.data as Float32Array };
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.sessions.values()];
+    this.sessions.clear();
+    for (const s of all) await (await s).release();
+  }
+}
+
+/** Rows [from, to) of a packed batch (copies, so the arrays can be sent to another thread). */
+function sliceRows(p: PackedBatch, from: number, to: number): PackedBatch {
+  const a = from * p.seqLen;
+  const b = to * p.seqLen;
+  return { rows: to - from, seqLen: p.seqLen, tokens: p.tokens.slice(a, b), targets: p.targets.slice(a, b), weights: p.weights.slice(a, b), count: 0, weighted: 0 };
+}
+
+function sum(xs: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < xs.length; i++) s += xs[i];
+  return s;
+}
 
 export class TrainerCore {
   private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
@@ -32,7 +90,15 @@ export class TrainerCore {
     this.adamM = state.adamM;
     this.adamV = state.adamV;
     this.stepCount = state.step;
+    if (!options.deterministic && (options.threads ?? 2) >= 2) {
+      this.local = new GradSessions(state.config, options);
+      this.helper = new WorkerClient<GradRequest>('grad-worker', { config: state.config, options }, 'gradient helper');
+    }
   }
+
+  private local: GradSessions | undefined;
+  private helper: WorkerClient<GradRequest> | undefined;
+  private adamw: Promise<ort.InferenceSession> | undefined;
 
   state(): Checkpoint {
     return { config: this.config, params: this.params.slice(), adamM: this.adamM.slice(), adamV: this.adamV.slice(), step: this.stepCount };
@@ -60,9 +126,7 @@ export class TrainerCore {
     return s;
   }
 
-  async step(packed: PackedBatch, hyper: StepHyperparams): Promise<StepResult> {
-    const session = await this.session(packed.rows, packed.seqLen);
-    const t = this.stepCount + 1;
+  private hyperVector(hyper: StepHyperparams, t: number): Float32Array {
     const h = new Float32Array(8);
     h[HYPER_INDEX.lr] = hyper.lr;
     h[HYPER_INDEX.weightDecay] = hyper.weightDecay;
@@ -72,6 +136,28 @@ export class TrainerCore {
     h[HYPER_INDEX.biasCorr1] = 1 - Math.pow(hyper.beta1, t);
     h[HYPER_INDEX.biasCorr2] = 1 - Math.pow(hyper.beta2, t);
     h[HYPER_INDEX.clipNorm] = hyper.clipNorm > 0 ? hyper.clipNorm : Infinity;
+    return h;
+  }
+
+  /** Applies the outputs of an optimizer graph, refusing a non-finite step (the old state is kept). */
+  private accept(loss: number, out: ort.InferenceSession.OnnxValueMapType, t: number): number {
+    const gradNorm = Number(out.grad_norm.data[0]);
+    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
+      throw new Error(`training step ${t} produced loss ${loss}, grad norm ${gradNorm}: lower the learning rate or check the batch`);
+    }
+    this.params = out.params_out.data as Float32Array;
+    this.adamM = out.m_out.data as Float32Array;
+    this.adamV = out.v_out.data as Float32Array;
+    this.stepCount = t;
+    return gradNorm;
+  }
+
+  async step(packed: PackedBatch, hyper: StepHyperparams): Promise<StepResult> {
+    // Long buckets stay single-graph: two sessions' activations would not fit the 1 GiB budget at 4 x 1024.
+    if (this.local && this.helper && packed.rows >= 2 && packed.seqLen < 512) return this.parallelStep(packed, hyper, this.local, this.helper);
+    const session = await this.session(packed.rows, packed.seqLen);
+    const t = this.stepCount + 1;
+    const h = this.hyperVector(hyper, t);
     const P = this.params.length;
     const shape = [packed.rows, packed.seqLen];
     const out = await session.run({
@@ -84,15 +170,35 @@ export class TrainerCore {
       weights: new ort.Tensor('float32', packed.weights, shape),
     });
     const loss = Number(out.loss.data[0]);
-    const gradNorm = Number(out.grad_norm.data[0]);
-    if (!Number.isFinite(loss) || !Number.isFinite(gradNorm)) {
-      // Keep the old weights: a non-finite step would poison every later one.
-      throw new Error(`training step ${t} produced loss ${loss}, grad norm ${gradNorm}: lower the learning rate or check the batch`);
-    }
-    this.params = out.params_out.data as Float32Array;
-    this.adamM = out.m_out.data as Float32Array;
-    this.adamV = out.v_out.data as Float32Array;
-    this.stepCount = t;
+    const gradNorm = this.accept(loss, out, t);
+    return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
+  }
+
+  /** Half the rows here, half in the helper (concurrently), then combine and update. */
+  private async parallelStep(packed: PackedBatch, hyper: StepHyperparams, local: GradSessions, helper: WorkerClient<GradRequest>): Promise<StepResult> {
+    const t = this.stepCount + 1;
+    const half = packed.rows / 2;
+    const a = sliceRows(packed, 0, half);
+    const b = sliceRows(packed, half, packed.rows);
+    // Each half's graph normalises by its own weight sum; shares restore sum(w * nll) / sum(w) overall.
+    const [wa, wb] = [sum(a.weights), sum(b.weights)];
+    const shares = wa + wb > 0 ? Float32Array.from([wa / (wa + wb), wb / (wa + wb)]) : new Float32Array(2);
+    const remote = helper.request<{ loss: number; grad: Float32Array }>({ op: 'grad', params: this.params, packed: b });
+    const mine = await local.run(this.params, a);
+    const theirs = await remote;
+    const loss = shares[0] * mine.loss + shares[1] * theirs.loss;
+    this.adamw ??= createSession(buildAdamWGraph(this.config), { ...this.options, threads: 1 });
+    const P = this.params.length;
+    const out = await (await this.adamw).run({
+      params: new ort.Tensor('float32', this.params, [P]),
+      m: new ort.Tensor('float32', this.adamM, [P]),
+      v: new ort.Tensor('float32', this.adamV, [P]),
+      hyper: new ort.Tensor('float32', this.hyperVector(hyper, t), [8]),
+      grad_a: new ort.Tensor('float32', mine.grad, [P]),
+      grad_b: new ort.Tensor('float32', theirs.grad, [P]),
+      shares: new ort.Tensor('float32', shares, [2]),
+    });
+    const gradNorm = this.accept(loss, out, t);
     return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
   }
 
@@ -100,5 +206,8 @@ export class TrainerCore {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     for (const s of all) await (await s).release();
+    if (this.adamw) await (await this.adamw).release();
+    await this.local?.close();
+    await this.helper?.close({ op: 'close' });
   }
 }

@@ -49,6 +49,27 @@ void test('deterministic mode gives bit-identical parameters run to run', async 
   assert.deepEqual(runs[0], runs[1]);
 });
 
+void test('data-parallel steps (2 threads) match the single-graph deterministic steps', async () => {
+  const batch = corpusBatch();
+  const single = Trainer.fromSeed(modelConfig('tiny'), 3, { deterministic: true });
+  const parallel = Trainer.fromSeed(modelConfig('tiny'), 3, { threads: 2 });
+  for (let i = 0; i < 3; i++) {
+    const [a, b] = [await single.step(batch), await parallel.step(batch)];
+    assert.ok(Math.abs(a.loss - b.loss) <= 1e-5 * a.loss, `step ${i}: loss ${a.loss} vs ${b.loss}`);
+    assert.ok(Math.abs(a.gradNorm - b.gradNorm) <= 1e-4 * a.gradNorm, `step ${i}: grad norm ${a.gradNorm} vs ${b.gradNorm}`);
+  }
+  const [pa, pb] = [(await single.state()).params, (await parallel.state()).params];
+  let diff = 0;
+  let norm = 0;
+  for (let i = 0; i < pa.length; i++) {
+    diff += (pa[i] - pb[i]) ** 2;
+    norm += pa[i] ** 2;
+  }
+  assert.ok(Math.sqrt(diff / norm) < 1e-5, `parameters differ by ${Math.sqrt(diff / norm)} (relative)`);
+  await single.close();
+  await parallel.close();
+});
+
 void test('a training step leaves the event loop free (ORT runs off the main thread)', async () => {
   const trainer = Trainer.fromSeed(modelConfig('embedded-1m'), 1);
   const tokens = Array.from({ length: 16 }, (_, r) => Int32Array.from({ length: 129 }, (_, i) => (r + i) % 256));
