@@ -111,6 +111,7 @@ export async function pretrainBasePolicy(options: PretrainOptions): Promise<Pret
   const corpus = await buildPretrainCorpus({
     domain: o.domain, instance, harnesses: o.harnesses ?? defaultHarnessMix(o.domain, o.corpusScale), seed: o.seed, contextLength: config.contextLength, maxTasks: o.maxTasks,
   });
+  if (corpus.examples.length === 0) throw new Error(`the ${o.domain} teacher corpus is empty: pass at least one harness with demonstrations`);
   const corpusSec = (Date.now() - started) / 1000;
   if (o.init && JSON.stringify(o.init.config) !== JSON.stringify(config)) throw new Error(`the initial checkpoint's config ${JSON.stringify(o.init.config)} does not match preset ${o.preset}`);
   const trainer = o.init ? new Trainer(config, { params: o.init.params.slice() }, { threads: o.threads }) : Trainer.fromSeed(config, mixSeed(o.seed, 0x1417), { threads: o.threads });
