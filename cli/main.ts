@@ -46,12 +46,15 @@ export function buildProgram(): Command {
     .command('dev')
     .description('start the Temporal dev server (state in .data/temporal) and the workers; Ctrl-C stops all')
     .option('--headless', 'no Web UI')
+    .option('--workers <kinds>', `comma-separated workers to start (default: ${IMPLEMENTED_WORKER_KINDS.join(',')})`)
     .option('--no-workers', 'start the server only')
-    .action(async (opts: { headless?: boolean; workers: boolean }) => {
+    .action(async (opts: { headless?: boolean; workers: boolean | string }) => {
       const config = loadTemporalConfig();
       const server = await startDevServer({ config, headless: opts.headless });
       const children: ChildProcess[] = [];
-      const kinds: WorkerKind[] = opts.workers ? [...IMPLEMENTED_WORKER_KINDS] : [];
+      const kinds: WorkerKind[] = opts.workers === false ? [] : typeof opts.workers === 'string' ? opts.workers.split(',').map((k) => k.trim()) as WorkerKind[] : [...IMPLEMENTED_WORKER_KINDS];
+      const unknown = kinds.filter((k) => !IMPLEMENTED_WORKER_KINDS.includes(k));
+      if (unknown.length) throw new UsageError(`--workers: unknown worker(s) ${unknown.join(', ')}; use any of ${IMPLEMENTED_WORKER_KINDS.join(', ')}`);
       for (const kind of kinds) {
         children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
       }

@@ -26,7 +26,8 @@ let dev: ChildProcess | null = null;
 let devOutput = '';
 async function startDev(): Promise<void> {
   devOutput = '';
-  dev = spawn(process.execPath, [path.join(ROOT, 'bin', 'whale.js'), 'dev', '--headless'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Only the orchestration worker: runs must wait in the model queue, as during preemption.
+  dev = spawn(process.execPath, [path.join(ROOT, 'bin', 'whale.js'), 'dev', '--headless', '--workers', 'orchestration'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   dev.stdout?.on('data', (d: Buffer) => (devOutput += d.toString()));
   dev.stderr?.on('data', (d: Buffer) => (devOutput += d.toString()));
   await waitFor('whale dev to be ready', async () => (devOutput.includes('press Ctrl-C') ? true : undefined), 90_000);
