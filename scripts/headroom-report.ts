@@ -3,7 +3,7 @@
 // reports/headroom.json (so domains can be measured in separate invocations) and the markdown table
 // reports/headroom.md is rendered from all of them and printed.
 //   node --import tsx scripts/headroom-report.ts --domains math --seeds 1,2,3 --rsft-steps 30 [--test-tasks 256] [--lr 1e-4]
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { decodeCheckpoint } from '../model';
@@ -25,6 +25,30 @@ interface DomainReport {
   rsft: { steps: number; lr: number; promptsPerStep: number; samplesPerPrompt: number; minibatchSize: number; runs: RsftRun[] } | null;
   measuredAt: string;
   command: string;
+}
+
+type BaseFile = Omit<DomainReport, 'rsft'>;
+interface SeedFile {
+  domain: string;
+  basePolicySha256: string;
+  testTasks: number;
+  settings: { steps: number; lr: number; promptsPerStep: number; samplesPerPrompt: number; minibatchSize: number };
+  run: RsftRun;
+  command: string;
+}
+
+/** Merges the per-domain base files and per-seed RSFT files (written as each finishes) into reports. */
+function collectReports(dir: string): DomainReport[] {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const out: DomainReport[] = [];
+  for (const f of files.filter((x) => x.endsWith('-base.json'))) {
+    const b = JSON.parse(readFileSync(join(dir, f), 'utf8')) as BaseFile;
+    const seeds = files.filter((x) => x.startsWith(`${b.domain}-rsft-seed`)).map((x) => JSON.parse(readFileSync(join(dir, x), 'utf8')) as SeedFile)
+      .filter((sf) => sf.basePolicySha256 === b.basePolicySha256);
+    const first = seeds[0];
+    out.push({ ...b, rsft: first ? { ...first.settings, runs: seeds.map((sf) => sf.run).sort((x, y) => x.seed - y.seed) } : null });
+  }
+  return out;
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}`;
@@ -85,12 +109,13 @@ async function main(): Promise<void> {
       'test-tasks': { type: 'string', default: '256' },
       lr: { type: 'string', default: '1e-4' },
       'render-only': { type: 'boolean', default: false },
+      'skip-base': { type: 'boolean', default: false },
     },
   });
-  mkdirSync(REPORT_DIR, { recursive: true });
-  const jsonPath = join(REPORT_DIR, 'headroom.json');
-  const all: Record<string, DomainReport> = existsSync(jsonPath) ? (JSON.parse(readFileSync(jsonPath, 'utf8')) as Record<string, DomainReport>) : {};
+  const runsDir = join(REPORT_DIR, 'headroom-runs');
+  mkdirSync(runsDir, { recursive: true });
   const log = (line: string) => process.stdout.write(`${line}\n`);
+  const command = `node --import tsx scripts/headroom-report.ts ${process.argv.slice(2).join(' ')}`;
   if (!values['render-only']) {
     for (const domain of values.domains.split(',') as BuiltinDomainName[]) {
       const instance = getDomain(domain).load({ kind: 'synthetic' });
@@ -99,33 +124,37 @@ async function main(): Promise<void> {
       const tasks = instance.splits.test.slice(0, Number(values['test-tasks']));
       const h0 = readSeedHarness(domain);
       log(`[headroom] ${domain}: base ${manifest.sha256.slice(0, 12)}, ${tasks.length} of ${instance.splits.test.length} test tasks`);
-      const baseH0 = await evaluateMeanAt8(base, instance, h0, tasks, 1);
-      log(`[headroom] ${domain}: base under h0 mean@8 ${pct(baseH0.meanAt8)}% (tool ${pct(baseH0.toolRate)}%, ${baseH0.seconds.toFixed(0)}s)`);
-      const baseReference = await evaluateMeanAt8(base, instance, readReferenceHarness(domain), tasks, 1);
-      log(`[headroom] ${domain}: base under the reference harness mean@8 ${pct(baseReference.meanAt8)}% (tool ${pct(baseReference.toolRate)}%)`);
+      if (!values['skip-base']) {
+        const baseH0 = await evaluateMeanAt8(base, instance, h0, tasks, 1);
+        log(`[headroom] ${domain}: base under h0 mean@8 ${pct(baseH0.meanAt8)}% (tool ${pct(baseH0.toolRate)}%, ${baseH0.seconds.toFixed(0)}s)`);
+        const baseReference = await evaluateMeanAt8(base, instance, readReferenceHarness(domain), tasks, 1);
+        log(`[headroom] ${domain}: base under the reference harness mean@8 ${pct(baseReference.meanAt8)}% (tool ${pct(baseReference.toolRate)}%)`);
+        const b: BaseFile = { domain, basePolicySha256: manifest.sha256, testTasks: tasks.length, testTasksAvailable: instance.splits.test.length, baseH0, baseReference, measuredAt: new Date().toISOString(), command };
+        writeFileSync(join(runsDir, `${domain}-base.json`), JSON.stringify(b, null, 1) + '\n');
+      }
       const steps = Number(values['rsft-steps']);
       const lr = Number(values.lr);
-      const rsftSettings = { steps, lr, promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64 };
-      const runs: RsftRun[] = [];
       if (steps > 0) {
         for (const seed of values.seeds.split(',').map(Number)) {
-          runs.push(await runRsft(base, instance, h0, tasks, {
+          const run = await runRsft(base, instance, h0, tasks, {
             seed, steps, promptsPerStep: 64, samplesPerPrompt: 8, acceptThreshold: 0.5, minibatchSize: 64, evalEvery: Number(values['eval-every']),
             hyper: { lr, weightDecay: 0, clipNorm: 1, beta1: 0.9, beta2: 0.95, eps: 1e-8 }, onLog: log,
-          }));
+          });
+          const f: SeedFile = { domain, basePolicySha256: manifest.sha256, testTasks: tasks.length, settings: { steps, lr, promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64 }, run, command };
+          writeFileSync(join(runsDir, `${domain}-rsft-seed${seed}.json`), JSON.stringify(f, null, 1) + '\n');
         }
       }
-      all[domain] = {
-        domain, basePolicySha256: manifest.sha256, testTasks: tasks.length, testTasksAvailable: instance.splits.test.length, baseH0, baseReference,
-        rsft: steps > 0 ? { ...rsftSettings, runs } : null, measuredAt: new Date().toISOString(), command: `node --import tsx scripts/headroom-report.ts ${process.argv.slice(2).join(' ')}`,
-      };
-      writeFileSync(jsonPath, JSON.stringify(all, null, 1) + '\n');
     }
   }
+  const all = collectReports(runsDir);
+  writeFileSync(join(REPORT_DIR, 'headroom.json'), JSON.stringify(all, null, 1) + '\n');
   const order = ['math', 'search-qa', 'chess'];
-  const md = renderMarkdown(Object.values(all).sort((a, b) => order.indexOf(a.domain) - order.indexOf(b.domain)));
-  writeFileSync(join(REPORT_DIR, 'headroom.md'), md);
-  process.stdout.write(md);
+  const md = renderMarkdown(all.sort((a, b) => order.indexOf(a.domain) - order.indexOf(b.domain)));
+  // Hand-written observations (e.g. longer runs recorded only in a log) go after the generated tables.
+  const notesPath = join(REPORT_DIR, 'headroom-notes.md');
+  const full = existsSync(notesPath) ? `${md}\n${readFileSync(notesPath, 'utf8')}` : md;
+  writeFileSync(join(REPORT_DIR, 'headroom.md'), full);
+  process.stdout.write(full);
 }
 
 main().catch((err: unknown) => {

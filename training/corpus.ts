@@ -120,7 +120,9 @@ export async function buildPretrainCorpus(input: BuildCorpusInput): Promise<Pret
     const rollout = { runSeed: input.seed, step: index, samplesPerTask: h.samplesPerTask, maxTurns: loaded.runner.manifest.config.maxTurns };
     const backend = new TeacherBackend(tasks, policy, rollout, input.contextLength);
     const r = await runEpisodes({ backend, environment: input.instance.environment, harness: loaded.runner, tasks, samplesPerTask: h.samplesPerTask, sampling, runSeed: rollout.runSeed, step: rollout.step });
-    const failed = r.trajectories.find((t) => t.harnessFailure !== null || t.stopReason === 'context-full' || t.modelCalls.length === 0);
+    // A later turn may run out of context (the loop ends that episode, its earlier calls still train); a first
+    // prompt that does not fit means the preset cannot hold this domain at all.
+    const failed = r.trajectories.find((t) => t.harnessFailure !== null || t.modelCalls.length === 0);
     if (failed) {
       const why = failed.stopReason === 'context-full' ? `an episode does not fit the model context ${input.contextLength} (${failed.stopDetail}): use a preset with a longer context` : failed.stopDetail;
       throw new Error(`pretraining harness ${h.label}: ${why}`);
