@@ -14,7 +14,8 @@ import { ROOT } from '../workflows/env';
 const H = path.join(ROOT, 'tests', 'histories', 'v1');
 
 describe('audit from recorded histories', () => {
-  for (const name of ['patience', 'fixed-schedule']) {
+  // 'demo' is a real `npm run demo` run on a fresh clone (real model, proposer and sandbox workers).
+  for (const name of ['patience', 'fixed-schedule', 'demo']) {
     it(`explains every phase switch of ${name} exactly as the workflow decided`, () => {
       const t = buildTimeline(name, readHistoryFiles([path.join(H, `${name}.json`)]));
       assert.equal(t.status, 'completed');
