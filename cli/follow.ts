@@ -54,10 +54,14 @@ export async function followRun(client: Client, workflowId: string, out: NodeJS.
   while (!done) {
     try {
       const v = await describeRun(client, workflowId);
-      const line = progressLine(v);
-      if (tty) out.write(`\r\x1b[2K${line.slice(0, ('columns' in out && out.columns) || 160)}`);
-      else if (line.replace(/\[[#.]+\] \d+\/\d+/, '') !== last.replace(/\[[#.]+\] \d+\/\d+/, '')) out.write(line + '\n');
-      last = line;
+      if (tty) {
+        out.write(`\r\x1b[2K${progressLine(v).slice(0, ('columns' in out && out.columns) || 160)}`);
+      } else {
+        // Not a terminal (a log, a pipe): no bars, no activity chatter; one line per weight step or phase change.
+        const line = progressLine({ ...v, pending: [] });
+        if (line !== last) out.write(line + '\n');
+        last = line;
+      }
     } catch {
       // A transient describe failure (server restarting) is not the run's failure: keep following.
     }
