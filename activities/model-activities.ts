@@ -1,7 +1,8 @@
 // The model worker's activities: preparing a run, rollout batches, fine-tune steps, test evaluation and
 // harness scoring. Built by a factory closed over its dependencies (store, domains, sandbox, base policies),
 // so tests pass small real ones. Every rollout goes through the one agent loop.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
+import { configError, heartbeatSafe, throwIfCancelled } from './activity-context';
 import type { ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { trajectoriesFromJsonl, trajectoriesToJsonl, type Trajectory } from '../agent/trajectory';
@@ -40,27 +41,8 @@ export interface ModelActivityDeps {
 const TEST_EVAL_STEP = 0x7e57;
 const HARNESS_EVAL_STEP = 0x4a55;
 
-function heartbeatSafe(details: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // Outside an activity (library use): nothing to heartbeat to.
-  }
-}
 
-function throwIfCancelled(): void {
-  let signal: AbortSignal | undefined;
-  try {
-    signal = Context.current().cancellationSignal;
-  } catch {
-    return;
-  }
-  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('activity cancelled');
-}
 
-export function configError(message: string): never {
-  throw ApplicationFailure.nonRetryable(message, 'ConfigError');
-}
 
 export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivities, 'prepareRun' | 'rolloutBatch' | 'fineTuneStep' | 'evaluateTest' | 'evaluateHarness'> {
   const domainOf = (name: string): DomainInstance => {

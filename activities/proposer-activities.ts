@@ -2,7 +2,7 @@
 // workspace copy of the archive; only slot files are taken), validateHarness (sandbox validator, prompt-only
 // rule, smoke run) and finalizeHarnessPhase (summary, frontier, manifest, completion marker). A proposer
 // that fails in any way yields { candidates: [], failure } and the phase goes on.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { cancellationSignal, configError, heartbeatSafe } from './activity-context';
 import type { JsonObject } from '../agent/environment';
 import type { DomainInstance } from '../domains/types';
 import { compileHarness } from '../harness-sandbox/compile';
@@ -35,25 +35,8 @@ export interface ProposerActivityDeps {
 /** How many D_harness task views a proposer is shown to learn which fields a task carries. */
 const SAMPLE_VIEWS = 8;
 
-function heartbeatSafe(details: unknown): void {
-  try {
-    Context.current().heartbeat(details);
-  } catch {
-    // Outside an activity (tests, library use): nothing to heartbeat to.
-  }
-}
 
-function cancellationSignal(): AbortSignal {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return new AbortController().signal;
-  }
-}
 
-function configError(message: string): never {
-  throw ApplicationFailure.nonRetryable(message, 'ConfigError');
-}
 
 const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
 const posInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0;
