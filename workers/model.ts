@@ -4,11 +4,10 @@
 import * as path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
+import { createDomainCache } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
-import { getDomain } from '../domains/registry';
 import { readSeedHarness } from '../domains/harnesses';
-import type { DomainInstance } from '../domains/types';
 import { loadBasePolicy } from '../training/base-policy';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
 import { ROLLOUT_LIMITS } from '../training/corpus';
@@ -25,7 +24,6 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
   const sandbox = new SandboxPool({ processes: 1 });
   const threads = opts.threads ?? 2;
   const resources = createModelResources({ store, sandbox, threads, maxBatchRows: 256 });
-  const instances = new Map<string, DomainInstance>();
   const activities = createModelActivities({
     store,
     resources,
@@ -33,14 +31,7 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     limits: ROLLOUT_LIMITS,
     partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
     archiveRoot: artifactRoot,
-    domain(name) {
-      let inst = instances.get(name);
-      if (!inst) {
-        inst = getDomain(name).load({ kind: 'synthetic' });
-        instances.set(name, inst);
-      }
-      return inst;
-    },
+    domain: createDomainCache(),
     basePolicy: (domain) => loadBasePolicy(domain).bytes,
     seedHarness: (domain) => readSeedHarness(domain),
   });

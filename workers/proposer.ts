@@ -5,10 +5,9 @@
 import * as path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
+import { createDomainCache } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
-import { getDomain } from '../domains/registry';
-import type { DomainInstance } from '../domains/types';
 import { createProposerActivities } from '../activities/proposer-activities';
 
 const PROJECT_ROOT = path.resolve(__dirname, '..');
@@ -17,20 +16,12 @@ export function createProposerWorkerDeps(config: TemporalConfig, env: NodeJS.Pro
   const artifactRoot = path.resolve(PROJECT_ROOT, config.artifactDir);
   const store = new DirectoryArtifactStore(artifactRoot);
   const sandbox = new SandboxPool({ processes: 1 });
-  const instances = new Map<string, DomainInstance>();
   const activities = createProposerActivities({
     store,
     artifactRoot,
     sandbox,
     env,
-    domain(name) {
-      let inst = instances.get(name);
-      if (!inst) {
-        inst = getDomain(name).load({ kind: 'synthetic' });
-        instances.set(name, inst);
-      }
-      return inst;
-    },
+    domain: createDomainCache(),
   });
   return { store, sandbox, activities, close: () => sandbox.close() };
 }
