@@ -100,7 +100,7 @@ export function buildProgram(): Command {
       process.exit(0);
     });
 
-  const startRun = async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+  const startRun = async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
     if (!file && !opts.preset) throw new UsageError(`give a run config file or --preset <name> (presets: ${listPresets().join(', ')})`);
     if (file && opts.preset) throw new UsageError('give either a run config file or --preset, not both');
     let raw: unknown;
@@ -110,6 +110,11 @@ export function buildProgram(): Command {
       throw err instanceof UsageError ? err : new UsageError((err as Error).message);
     }
     const source = file ?? `preset ${opts.preset}`;
+    if (opts.seed !== undefined) {
+      if (!/^\d+$/.test(opts.seed)) throw new UsageError(`--seed must be a non-negative integer; got '${opts.seed}'`);
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError(`run config (${source}) must be a JSON object`);
+      raw = { ...(raw as Record<string, unknown>), seed: Number(opts.seed) };
+    }
     const expanded = expandRunConfig(raw);
     if (!expanded.ok) throw new UsageError(`invalid run config (${source}):\n${expanded.problems.map((p) => `  - ${p}`).join('\n')}`);
     const config = loadTemporalConfig();
@@ -126,7 +131,8 @@ export function buildProgram(): Command {
     .argument('[config]', 'run config JSON file')
     .option('--preset <name>', 'a preset from presets/ instead of a file')
     .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
-    .action(async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+    .option('--seed <n>', "the run seed (overrides the config's seed)")
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
       const { workflowId } = await startRun(file, opts);
       process.stdout.write(`${workflowId}\n`);
     });
@@ -137,7 +143,8 @@ export function buildProgram(): Command {
     .argument('[config]', 'run config JSON file')
     .option('--preset <name>', 'a preset from presets/ instead of a file')
     .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
-    .action(async (file: string | undefined, opts: { id?: string; preset?: string }) => {
+    .option('--seed <n>', "the run seed (overrides the config's seed)")
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
       const { client, workflowId } = await startRun(file, opts);
       process.stderr.write(`[whale] run ${workflowId} started; Ctrl-C stops following (the run goes on; \`whale status ${workflowId}\`)\n`);
       const summary = await followRun(client, workflowId, process.stderr);
