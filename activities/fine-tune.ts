@@ -3,6 +3,7 @@
 // resumable (the heartbeat carries the minibatch cursor and a partial checkpoint, so a retry after a killed
 // worker continues where the last one stopped; in deterministic mode the final hash is the same).
 import { createHash } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/activity';
 import { DEFAULT_HYPERPARAMS, Trainer } from '../model';
 import { ArtifactRef } from '../store/artifact-ref';
 import { trajectoriesFromJsonl } from '../agent/trajectory';
@@ -40,13 +41,28 @@ function parseResume(details: unknown, inputKey: string): FineTuneHeartbeat | nu
   return ref.success ? { ...(d as FineTuneHeartbeat), partial: ref.data } : null;
 }
 
+/**
+ * The bytes match their hash, so a retry would read the same broken file: fail the step without retrying,
+ * naming the artifact (the rollout batch that wrote it must be re-run, e.g. by a reset to before it).
+ */
+function readTrajectories(ref: ArtifactRef, text: string) {
+  try {
+    return trajectoriesFromJsonl(text);
+  } catch (err) {
+    throw ApplicationFailure.nonRetryable(
+      `trajectories ${ref.uri} (sha256 ${ref.sha256}, ${ref.bytes} bytes) cannot be trained on: ${(err as Error).message}. The file is stored as written, so retrying cannot help: reset the run to before the rollout batch that wrote it (docs/operations.md, "History, reset and resume").`,
+      'CorruptArtifact',
+    );
+  }
+}
+
 export async function runFineTuneStep(deps: ModelActivityDeps, input: FineTuneStepInput, ctx: FineTuneContext): Promise<FineTuneStepResult> {
   const inputKey = fineTuneKey(input);
   const name = `fine-tune/${inputKey}`;
   const done = await deps.store.lookupName(name);
   if (done) return JSON.parse((await deps.store.get(done)).toString('utf8')) as FineTuneStepResult;
 
-  const trajectories = trajectoriesFromJsonl((await deps.store.get(input.trajectories)).toString('utf8'));
+  const trajectories = readTrajectories(input.trajectories, (await deps.store.get(input.trajectories)).toString('utf8'));
   const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
   const examples = acceptedExamples(trajectories, input.acceptThreshold);
   let result: FineTuneStepResult;

@@ -15,6 +15,7 @@ import type {
 } from './types';
 import type { ModelResources } from './model-resources';
 import { runFineTuneStep } from './fine-tune';
+import { decodeCheckpoint } from '../model/checkpoint';
 import { seededPermutation } from '../training/rsft';
 import { openArchive, recordCandidateEvaluation } from './archive';
 
@@ -79,6 +80,12 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       let checkpoint = input.baseCheckpoint;
       if (checkpoint) {
         if (!(await deps.store.has(checkpoint))) configError(`model.baseCheckpoint ${checkpoint.uri} is not in the artifact store: put it there (whale agent import) or omit it to start from the domain's base policy`);
+        // A truncated or foreign file fails the run here, at once, instead of every later rollout.
+        try {
+          decodeCheckpoint(await deps.store.get(checkpoint), `model.baseCheckpoint ${checkpoint.uri}`);
+        } catch (err) {
+          configError((err as Error).message);
+        }
       } else {
         let bytes: Uint8Array;
         try {

@@ -116,7 +116,13 @@ export function trajectoriesFromJsonl(text: string): Trajectory[] {
   const out: Trajectory[] = [];
   text.split('\n').forEach((line, i) => {
     if (line.trim() === '') return;
-    const parsed = trajectorySchema.safeParse(JSON.parse(line));
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch (err) {
+      throw new AgentSystemError(`trajectory JSONL line ${i + 1} is not valid JSON (a truncated or corrupted file): ${(err as Error).message}`);
+    }
+    const parsed = trajectorySchema.safeParse(json);
     if (!parsed.success) throw new AgentSystemError(`trajectory JSONL line ${i + 1} is not a valid trajectory: ${z.prettifyError(parsed.error)}`);
     out.push(parsed.data);
   });

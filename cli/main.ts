@@ -9,7 +9,7 @@ import { expandRunConfig } from '../workflows/run-config';
 import { connectClient } from '../workers/connection';
 import { IMPLEMENTED_WORKER_KINDS, WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
 import { startDevServer, stopChild } from './dev-server';
-import { describeRun, formatStatus, listRuns } from './status';
+import { describeRun, formatRunTable, formatStatus, listRunRows, runDiskUse } from './status';
 import { PROJECT_ROOT } from './paths';
 import { runDemo } from './demo';
 import { followRun, formatSummary, listPresets, loadPreset } from './follow';
@@ -17,6 +17,9 @@ import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeli
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
 import { registerPretrainCommand } from './pretrain-command';
+import { registerGcCommand } from './gc-command';
+import { registerStopCommand } from './stop-command';
+import { registerBenchCommand } from './bench-command';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -50,11 +53,12 @@ export function buildProgram(): Command {
     .option('--no-workers', 'start the server only')
     .action(async (opts: { headless?: boolean; workers: boolean | string }) => {
       const config = loadTemporalConfig();
-      const server = await startDevServer({ config, headless: opts.headless });
-      const children: ChildProcess[] = [];
+      // Checked before the server starts: a typo must not leave a server running.
       const kinds: WorkerKind[] = opts.workers === false ? [] : typeof opts.workers === 'string' ? opts.workers.split(',').map((k) => k.trim()) as WorkerKind[] : [...IMPLEMENTED_WORKER_KINDS];
       const unknown = kinds.filter((k) => !IMPLEMENTED_WORKER_KINDS.includes(k));
       if (unknown.length) throw new UsageError(`--workers: unknown worker(s) ${unknown.join(', ')}; use any of ${IMPLEMENTED_WORKER_KINDS.join(', ')}`);
+      const server = await startDevServer({ config, headless: opts.headless });
+      const children: ChildProcess[] = [];
       for (const kind of kinds) {
         children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
       }
@@ -157,12 +161,17 @@ export function buildProgram(): Command {
     .argument('<workflowId>')
     .option('--json', 'print JSON')
     .action(async (workflowId: string, opts: { json?: boolean }) => {
-      const client = await connectClient(loadTemporalConfig());
+      const config = loadTemporalConfig();
+      const client = await connectClient(config);
       const view = await describeRun(client, workflowId);
+      view.disk = await runDiskUse(client, workflowId, path.resolve(PROJECT_ROOT, config.artifactDir));
       process.stdout.write((opts.json ? JSON.stringify(view, null, 2) : formatStatus(view)) + '\n');
     });
 
   registerPretrainCommand(program);
+  registerGcCommand(program);
+  registerStopCommand(program);
+  registerBenchCommand(program);
 
   program
     .command('audit')
@@ -188,9 +197,11 @@ export function buildProgram(): Command {
     .description('list runs with phase, step and best score (from search attributes)')
     .option('-q, --query <query>', "extra visibility query, e.g. \"WhalePhase = 'harness-1'\" or 'WhaleBestScore > 0.3'")
     .option('--limit <n>', 'at most this many', '50')
-    .action(async (opts: { query?: string; limit: string }) => {
+    .option('--json', 'print JSON rows')
+    .action(async (opts: { query?: string; limit: string; json?: boolean }) => {
       const client = await connectClient(loadTemporalConfig());
-      for (const row of await listRuns(client, opts.query, Number(opts.limit))) process.stdout.write(row + '\n');
+      const rows = await listRunRows(client, opts.query, Number(opts.limit));
+      process.stdout.write((opts.json ? JSON.stringify(rows, null, 2) : formatRunTable(rows).join('\n')) + '\n');
     });
 
   return program;

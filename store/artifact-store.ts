@@ -51,7 +51,13 @@ export class DirectoryArtifactStore implements ArtifactStore {
     const sha256 = sha256Hex(buf);
     const ref: ArtifactRef = { kind, uri: uriForSha256(sha256), sha256, bytes: buf.byteLength };
     const target = this.objectPath(sha256);
-    if (await this.verifyExisting(target, sha256)) return ref;
+    if (await this.verifyExisting(target, sha256)) {
+      // Stored again: refresh its modification time, so `whale gc` (which spares recent files) cannot remove
+      // an old object that a new run has just started to use.
+      const now = new Date();
+      await fs.utimes(target, now, now).catch(() => undefined);
+      return ref;
+    }
     await writeFileAtomic(target, buf);
     return ref;
   }
@@ -94,9 +100,13 @@ export class DirectoryArtifactStore implements ArtifactStore {
 
   async bindName(name: string, ref: ArtifactRef): Promise<ArtifactRef> {
     const target = this.namePath(name);
-    await fs.mkdir(path.dirname(target), { recursive: true });
     const tmp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-    await fs.writeFile(tmp, JSON.stringify(ref));
+    try {
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      await fs.writeFile(tmp, JSON.stringify(ref));
+    } catch (err) {
+      throw notWritable(err, target);
+    }
     try {
       // link() fails with EEXIST when the name is taken: first write wins, atomically, on NFS too.
       await fs.link(tmp, target);
@@ -142,9 +152,14 @@ export class DirectoryArtifactStore implements ArtifactStore {
 
 /** Writes a file so that no reader ever sees it half-written: temp file in the same dir, fsync, rename. */
 export async function writeFileAtomic(target: string, data: Uint8Array | string): Promise<void> {
-  await fs.mkdir(path.dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fh = await fs.open(tmp, 'w');
+  let fh: fs.FileHandle;
+  try {
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    fh = await fs.open(tmp, 'w');
+  } catch (err) {
+    throw notWritable(err, target);
+  }
   try {
     await fh.writeFile(data);
     await fh.sync();
@@ -157,4 +172,13 @@ export async function writeFileAtomic(target: string, data: Uint8Array | string)
     await fs.rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** A read-only or foreign-owned directory is an operator's fix, said plainly (the activity retries until it is fixed). */
+function notWritable(err: unknown, target: string): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return err as Error;
+  return new Error(
+    `cannot write ${target}: its directory is read-only (${code}). Nothing was written. Make ${path.dirname(target)} writable by this worker (or point WHALE_ARTIFACT_DIR at a writable directory); the activity is retried and goes on once it is.`,
+  );
 }

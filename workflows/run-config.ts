@@ -54,9 +54,12 @@ const ProposerConfig = z.discriminatedUnion('kind', [
   }),
 ]);
 
+// Checked here: a duration Temporal cannot parse would otherwise throw inside the workflow and leave the run stuck.
+const DurationV1 = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'expected a duration such as "500ms", "30s", "10m", "2h" or "1d"');
+
 const ActivityOptionsV1 = z.strictObject({
-  startToCloseTimeout: z.string().default('2h'),
-  heartbeatTimeout: z.string().default('60s'),
+  startToCloseTimeout: DurationV1.default('2h'),
+  heartbeatTimeout: DurationV1.default('60s'),
   maximumAttempts: z.number().int().min(0).default(0),
 });
 
@@ -178,7 +181,7 @@ export function expandRunConfig(input: unknown): ParseResult {
   if (obj.version !== 1) return { ok: false, problems: [`version: ${JSON.stringify(obj.version)} is not a config version this release knows; use "version": 1`] };
   const parsed = RunConfigV1.safeParse(withMethodDefaults(obj));
   if (parsed.success) return { ok: true, config: parsed.data };
-  const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}`);
+  const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(top level)'}: ${i.message}${i.code === 'unrecognized_keys' ? '; remove it or fix its spelling (the fields and their defaults: workflows/run-config.ts, RunConfigV1)' : ''}`);
   const switching = obj.switching as { kind?: unknown } | undefined;
   const mismatch = methodSwitchingProblem(obj.method ?? 'whale-fixed', typeof switching === 'object' && switching ? switching.kind : undefined);
   const line = mismatch ? `switching.kind: ${mismatch}` : null;
