@@ -1,7 +1,7 @@
 // Real processes for fault-injection tests: a dev server on its own port and data folder, and workers as
 // separate `node` processes (one per task queue) that a test can SIGKILL and restart.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -10,51 +10,86 @@ import { startDevServer, stopChild } from '../../cli/dev-server';
 import { connectClient } from '../../workers/connection';
 import { ROOT } from '../workflows/env';
 
+export type WorkerKind = 'orchestration' | 'model' | 'proposer';
+
 export interface FaultCluster {
   config: TemporalConfig;
   dir: string;
   client: Client;
   server: ChildProcess;
   workers: Map<string, ChildProcess>;
-  startWorker(kind: 'orchestration' | 'model' | 'proposer', extraEnv?: Record<string, string>): ChildProcess;
+  /** The environment every process of the cluster gets (address, ports, data and artifact folders). */
+  env: Record<string, string>;
+  startWorker(kind: WorkerKind, extraEnv?: Record<string, string>): ChildProcess;
   kill(kind: string, signal?: NodeJS.Signals): Promise<void>;
+  /** Kills the dev server (SIGKILL by default); its database stays in `dir`. */
+  killServer(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the dev server again on the same database (same port) and reconnects nothing: clients and workers retry. */
+  restartServer(): Promise<void>;
   teardown(): Promise<void>;
 }
 
-export async function startFaultCluster(): Promise<FaultCluster> {
+export interface FaultClusterOptions {
+  /** Dev server port (the UI takes port + 1); default 20000 + pid % 4000. */
+  port?: number;
+  /** Environment for every worker (e.g. model threads), below startWorker's extraEnv. */
+  workerEnv?: Record<string, string>;
+  /** Start workers through tests/faults/journal-worker.ts, which appends activity progress to this file. */
+  journal?: string;
+  /** Keep the temp folder (logs, database, artifacts) after teardown. */
+  keepDir?: boolean;
+}
+
+export async function startFaultCluster(opts: FaultClusterOptions = {}): Promise<FaultCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-faults-'));
-  const port = 20000 + (process.pid % 4000);
-  const env = {
+  const port = opts.port ?? 20000 + (process.pid % 4000);
+  const env: Record<string, string> = {
     WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
     WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
+    ...(opts.journal ? { WHALE_FAULT_JOURNAL: opts.journal } : {}),
   };
   const config = loadTemporalConfig({}, { ...process.env, ...env });
   const server = await startDevServer({ config, headless: true, quiet: true });
   const client = await connectClient(config);
   const workers = new Map<string, ChildProcess>();
+  const entry = opts.journal ? path.join(ROOT, 'tests', 'faults', 'journal-worker.ts') : path.join(ROOT, 'workers', 'main.ts');
   let n = 0;
   const cluster: FaultCluster = {
-    config, dir, client, server, workers,
+    config, dir, client, server, workers, env,
     startWorker(kind, extraEnv = {}) {
       const log = openSync(path.join(dir, `worker-${kind}-${n++}.log`), 'a');
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers', 'main.ts'), kind], {
-        env: { ...process.env, ...env, ...extraEnv }, stdio: ['ignore', log, log],
+      const child = spawn(process.execPath, ['--import', 'tsx', entry, kind], {
+        env: { ...process.env, ...env, ...opts.workerEnv, ...extraEnv }, stdio: ['ignore', log, log],
       });
+      closeSync(log);
       workers.set(kind, child);
       return child;
     },
     async kill(kind, signal = 'SIGKILL') {
       const child = workers.get(kind);
-      if (!child || child.exitCode !== null) return;
+      if (!child || child.exitCode !== null || child.signalCode !== null) {
+        workers.delete(kind);
+        return;
+      }
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
       child.kill(signal);
       await exited;
       workers.delete(kind);
     },
+    async killServer(signal = 'SIGKILL') {
+      const s = cluster.server;
+      if (s.exitCode !== null || s.signalCode !== null) return;
+      const exited = new Promise<void>((r) => s.once('exit', () => r()));
+      s.kill(signal);
+      await exited;
+    },
+    async restartServer() {
+      cluster.server = await startDevServer({ config, headless: true, quiet: true });
+    },
     async teardown() {
       for (const kind of [...workers.keys()]) await cluster.kill(kind);
-      await stopChild(server, 15_000);
-      rmSync(dir, { recursive: true, force: true });
+      await stopChild(cluster.server, 15_000);
+      if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
   return cluster;
