@@ -17,6 +17,7 @@ import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeli
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
 import { registerPretrainCommand } from './pretrain-command';
+import { registerServeCommand } from './serve-command';
 import { registerGcCommand } from './gc-command';
 import { registerStopCommand } from './stop-command';
 import { registerBenchCommand } from './bench-command';
@@ -169,6 +170,7 @@ export function buildProgram(): Command {
     });
 
   registerPretrainCommand(program);
+  registerServeCommand(program);
   registerGcCommand(program);
   registerStopCommand(program);
   registerBenchCommand(program);

@@ -4,26 +4,29 @@
 import * as path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
-import { createDomainCache } from './domain-cache';
+import { basePolicyOf, createDomainCache, seedHarnessOf } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
-import { readSeedHarness } from '../domains/harnesses';
-import { loadBasePolicy } from '../training/base-policy';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
 import { ROLLOUT_LIMITS } from '../training/corpus';
 import { createModelActivities } from '../activities/model-activities';
 import { createModelResources } from '../activities/model-resources';
 import { logContextInterceptor } from './log-context';
+import { loadBackendsConfig, type ModelBackendsConfig } from '../backends/config';
+import { withRolloutBackend } from '../backends/model-resources';
+import { externalFineTuneActivity } from '../backends/external-fine-tune';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
 
-export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: number; partialCheckpointEveryMs?: number } = {}) {
+export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: number; partialCheckpointEveryMs?: number; backends?: ModelBackendsConfig } = {}) {
   const artifactRoot = path.resolve(PROJECT_ROOT, config.artifactDir);
   const store = new DirectoryArtifactStore(artifactRoot);
   const sandbox = new SandboxPool({ processes: 1 });
   const threads = opts.threads ?? 2;
-  const resources = createModelResources({ store, sandbox, threads, maxBatchRows: 256 });
+  // Rollouts and fine-tune steps go to the embedded runtime unless WHALE_MODEL_BACKENDS says otherwise.
+  const backends = opts.backends ?? { rollouts: { kind: 'embedded' }, trainer: { kind: 'embedded' } };
+  const resources = withRolloutBackend(createModelResources({ store, sandbox, threads, maxBatchRows: 256 }), backends, store);
   const activities = createModelActivities({
     store,
     resources,
@@ -32,9 +35,10 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
     archiveRoot: artifactRoot,
     domain: createDomainCache(),
-    basePolicy: (domain) => loadBasePolicy(domain).bytes,
-    seedHarness: (domain) => readSeedHarness(domain),
+    basePolicy: basePolicyOf,
+    seedHarness: seedHarnessOf,
   });
+  if (backends.trainer.kind !== 'embedded') activities.fineTuneStep = externalFineTuneActivity({ store, artifactRoot, trainer: backends.trainer });
   return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };
 }
 
@@ -43,6 +47,7 @@ export async function createModelWorker(connection: NativeConnection, config: Te
   const deps = createModelWorkerDeps(config, {
     threads: Number(process.env.WHALE_MODEL_THREADS ?? 2),
     partialCheckpointEveryMs: env !== undefined && env !== '' ? Number(env) : undefined,
+    backends: loadBackendsConfig(),
   });
   const worker = await Worker.create({
     connection,
