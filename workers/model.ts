@@ -4,9 +4,11 @@
 import * as path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
-import { basePolicyOf, createDomainCache, seedHarnessOf } from './domain-cache';
+import { createDomainCache } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
+import { readSeedHarness } from '../domains/harnesses';
+import { loadBasePolicy } from '../training/base-policy';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
 import { ROLLOUT_LIMITS } from '../training/corpus';
 import { createModelActivities } from '../activities/model-activities';
@@ -35,10 +37,14 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
     archiveRoot: artifactRoot,
     domain: createDomainCache(),
-    basePolicy: basePolicyOf,
-    seedHarness: seedHarnessOf,
+    basePolicy: (domain) => loadBasePolicy(domain).bytes,
+ readSeedHarness(domain),
+  });
+=>    seedHarness: (domain) => readSeedHarness(domain),
   });
   if (backends.trainer.kind !== 'embedded') activities.fineTuneStep = externalFineTuneActivity({ store, artifactRoot, trainer: backends.trainer });
+=> readSeedHarness(domain),
+  });
   return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };
 }
 
