@@ -38,13 +38,9 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     archiveRoot: artifactRoot,
     domain: createDomainCache(),
     basePolicy: (domain) => loadBasePolicy(domain).bytes,
- readSeedHarness(domain),
-  });
-=>    seedHarness: (domain) => readSeedHarness(domain),
+    seedHarness: (domain) => readSeedHarness(domain),
   });
   if (backends.trainer.kind !== 'embedded') activities.fineTuneStep = externalFineTuneActivity({ store, artifactRoot, trainer: backends.trainer });
-=> readSeedHarness(domain),
-  });
   return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };
 }
 
