@@ -3,6 +3,8 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { diskUse, formatBytes, type DiskUse } from '../store/gc';
+import { collectRunReferences } from '../store/run-references';
 
 export interface PendingActivityView {
   activityType: string;
@@ -22,6 +24,8 @@ export interface RunStatusView {
   memo: Record<string, unknown> | undefined;
   pending: PendingActivityView[];
   waitingOn: string | null;
+  /** Bytes in the artifact store this run references (set by `whale status`, not by the progress line). */
+  disk?: (DiskUse & { store: string }) | { store: string; error: string };
 }
 
 function decodePayload(p: temporal.api.common.v1.IPayload | null | undefined): unknown {
@@ -92,20 +96,79 @@ export function formatStatus(v: RunStatusView): string {
   if (status?.lastRule) lines.push(`  last rule:   ${String(status.lastRule)}`);
   if (v.waitingOn) lines.push(`  waiting on:  ${v.waitingOn}`);
   for (const p of v.pending) if (p.lastFailure) lines.push(`  last failure of ${p.activityType}: ${p.lastFailure}`);
+  if (v.disk && 'error' in v.disk) lines.push(`  disk use:    unknown (${v.disk.error})`);
+  else if (v.disk) {
+    lines.push(`  disk use:    ${formatBytes(v.disk.bytes + v.disk.archiveBytes)}: ${v.disk.objects} objects (${formatBytes(v.disk.bytes)}, shared ones such as the base policy included) + ${v.disk.archives} harness archives (${formatBytes(v.disk.archiveBytes)}) in ${v.disk.store}`);
+  }
   return lines.join('\n');
 }
 
-export async function listRuns(client: Client, query: string | undefined, limit: number): Promise<string[]> {
-  const q = ["WorkflowType = 'whaleRun'", query].filter(Boolean).join(' AND ');
-  const rows: string[] = [];
+/** The run's disk use: the store objects its histories reference (and what they reference) plus its archives. */
+export async function runDiskUse(client: Client, workflowId: string, storeRoot: string): Promise<NonNullable<RunStatusView['disk']>> {
+  try {
+    const refs = await collectRunReferences(client, workflowId);
+    return { store: storeRoot, ...(await diskUse(storeRoot, refs)) };
+  } catch (err) {
+    return { store: storeRoot, error: (err as Error).message };
+  }
+}
+
+export interface RunListRow {
+  workflowId: string;
+  status: string;
+  startTime: string;
+  method: string | null;
+  domain: string | null;
+  phase: string | null;
+  runState: string | null;
+  step: number | null;
+  rollouts: number | null;
+  bestScore: number | null;
+  finalScore: number | null;
+}
+
+/** Runs (newest first; each workflow id once, its latest run) with what their search attributes say. */
+export async function listRunRows(client: Client, query: string | undefined, limit: number): Promise<RunListRow[]> {
+  const q = ["WorkflowType = 'whaleRun'", query ? `(${query})` : undefined].filter(Boolean).join(' AND ');
+  const rows: RunListRow[] = [];
+  const seen = new Set<string>();
   for await (const w of client.workflow.list({ query: q })) {
+    // A continue-as-new chain lists one closed execution per carry-over; the newest (listed first) speaks for it.
+    if (seen.has(w.workflowId)) continue;
+    seen.add(w.workflowId);
     const sa = w.typedSearchAttributes;
-    const get = (name: string) => {
+    const get = (name: string): unknown => {
       const key = ALL_SEARCH_ATTRIBUTES.find((k) => k.name === name);
       return key ? sa.get(key as never) : undefined;
     };
-    rows.push([w.workflowId, w.status.name, get('WhaleMethod') ?? '-', get('WhaleDomain') ?? '-', get('WhalePhase') ?? '-', `step ${get('WhaleStep') ?? '-'}`, `best ${get('WhaleBestScore') ?? '-'}`].join('  '));
+    const str = (x: unknown) => (typeof x === 'string' ? x : null);
+    const num = (x: unknown) => (typeof x === 'number' ? x : null);
+    rows.push({
+      workflowId: w.workflowId, status: w.status.name, startTime: w.startTime.toISOString(),
+      method: str(get('WhaleMethod')), domain: str(get('WhaleDomain')), phase: str(get('WhalePhase')), runState: str(get('WhaleRunState')),
+      step: num(get('WhaleStep')), rollouts: num(get('WhaleRollouts')), bestScore: num(get('WhaleBestScore')), finalScore: num(get('WhaleFinalScore')),
+    });
     if (rows.length >= limit) break;
   }
   return rows;
+}
+
+/** An aligned table with a header line (or a note when there are no runs). */
+export function formatRunTable(rows: RunListRow[]): string[] {
+  if (rows.length === 0) return ['no runs match'];
+  const score = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  const table = [
+    ['WORKFLOW ID', 'STATUS', 'METHOD', 'DOMAIN', 'PHASE', 'STEP', 'ROLLOUTS', 'BEST', 'FINAL', 'STARTED'],
+    ...rows.map((r) => [
+      r.workflowId, r.runState === 'paused' && r.status === 'RUNNING' ? 'PAUSED' : r.status, r.method ?? '-', r.domain ?? '-', r.phase ?? '-',
+      r.step === null ? '-' : String(r.step), r.rollouts === null ? '-' : String(r.rollouts), score(r.bestScore), score(r.finalScore),
+      r.startTime.slice(0, 19).replace('T', ' '),
+    ]),
+  ];
+  const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
+  return table.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]))).join('  '));
+}
+
+export async function listRuns(client: Client, query: string | undefined, limit: number): Promise<string[]> {
+  return formatRunTable(await listRunRows(client, query, limit));
 }
