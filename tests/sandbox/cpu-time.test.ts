@@ -52,6 +52,7 @@ void test('a healthy hook stalled by the machine (wall time >> CPU time) is not 
     await new Promise((r) => setImmediate(r));
   }
   process.kill(pid, 'SIGSTOP');
+  // fixed-sleep-ok: the length of the freeze is the fault injected (two CPU limits of wall time), not a wait for a state
   await new Promise((r) => setTimeout(r, 2 * HOOK_CPU_MS));
   process.kill(pid, 'SIGCONT');
   const [result] = await pending;
