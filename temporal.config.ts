@@ -29,6 +29,11 @@ export const TemporalConfigSchema = z.object({
   /** TLS and API key for a self-hosted cluster or Temporal Cloud; off for the dev server. */
   tls: z.boolean().default(false),
   apiKeyEnv: z.string().default('TEMPORAL_API_KEY'),
+  /** Mutual TLS and custom CAs (self-hosted clusters, Temporal Cloud with certificates): PEM file paths; any of them turns TLS on. */
+  tlsServerName: z.string().optional(),
+  tlsCaCertPath: z.string().optional(),
+  tlsClientCertPath: z.string().optional(),
+  tlsClientKeyPath: z.string().optional(),
   taskQueues: z
     .object({
       orchestration: z.string().default('whale-orchestration'),
@@ -74,6 +79,11 @@ export const ENV_OVERRIDES: Record<string, string> = {
   WHALE_TEMPORAL_ADDRESS: 'address',
   WHALE_TEMPORAL_NAMESPACE: 'namespace',
   WHALE_TEMPORAL_TLS: 'tls',
+  WHALE_TEMPORAL_API_KEY_ENV: 'apiKeyEnv',
+  WHALE_TEMPORAL_TLS_SERVER_NAME: 'tlsServerName',
+  WHALE_TEMPORAL_TLS_CA: 'tlsCaCertPath',
+  WHALE_TEMPORAL_TLS_CERT: 'tlsClientCertPath',
+  WHALE_TEMPORAL_TLS_KEY: 'tlsClientKeyPath',
   WHALE_QUEUE_ORCHESTRATION: 'taskQueues.orchestration',
   WHALE_QUEUE_MODEL: 'taskQueues.model',
   WHALE_QUEUE_PROPOSER: 'taskQueues.proposer',
