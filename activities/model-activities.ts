@@ -39,7 +39,9 @@ export interface ModelActivityDeps {
 }
 
 /** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
-const TEST_EVAL_STEP = 0x7e57;
+export const TEST_EVAL_STEP = 0x7e57;
+/** Sampling of test evaluations (and of an exported agent bundle, which reproduces them). */
+export const TEST_SAMPLING = { temperature: 1.0, topK: 20 } as const;
 const HARNESS_EVAL_STEP = 0x4a55;
 
 
@@ -137,7 +139,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       const tasks = input.taskLimit ? instance.splits.test.slice(0, input.taskLimit) : instance.splits.test;
       const trajectories = await rollouts({
         domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.samplesPerTask,
-        sampling: { temperature: 1.0, topK: 20 }, runSeed: input.seed, step: TEST_EVAL_STEP, label: `test ${input.label}`,
+        sampling: TEST_SAMPLING, runSeed: input.seed, step: TEST_EVAL_STEP, label: `test ${input.label}`,
       });
       const perTask = new Map<string, number[]>();
       for (const t of trajectories) perTask.set(t.taskId, [...(perTask.get(t.taskId) ?? []), t.reward]);

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { writeFileAtomic } from '../store/artifact-store';
 import type { PhaseExplanation } from './explain';
 import type { Timeline } from './timeline';
+import { parseDomainRef } from '../domains/external';
 
 type VegaLiteSpec = Record<string, unknown>;
 
@@ -73,6 +74,22 @@ function fmt(x: number | null | undefined): string {
   return x === null || x === undefined ? '-' : Number.isInteger(x) ? String(x) : x.toFixed(4);
 }
 
+/** The run's domain identity and where its start weights and harness came from (its lineage). */
+export function originLines(t: Timeline): string[] {
+  const c = t.config;
+  if (!c) return [];
+  const ref = parseDomainRef(c.domain);
+  const domain = ref ? `Domain: folder \`${ref.dir}\` (content sha256 \`${ref.sha256 ?? 'not pinned'}\`)` : `Domain: \`${c.domain}\``;
+  const l = c.lineage;
+  const pair = `checkpoint \`${c.model.baseCheckpoint?.sha256.slice(0, 12) ?? '-'}\`, harness \`${c.model.baseHarness?.sha256.slice(0, 12) ?? '-'}\``;
+  const lineage = l
+    ? `Lineage: branched from ${l.kind === 'bundle' ? `agent bundle \`${l.bundlePath}\` (manifest sha256 \`${l.bundleManifestSha256?.slice(0, 12) ?? '-'}\`), exported from ` : ''}run \`${l.parentRunId}\`: its ${l.which} ${pair} (D_test mean@8 there ${fmt(l.parentMeanAt8)}; parent domain \`${l.parentDomain}\`)`
+    : c.model.baseCheckpoint || c.model.baseHarness
+      ? `Lineage: start ${pair} set in the run config (no parent recorded)`
+      : "Lineage: a fresh start (the domain's base policy and seed harness)";
+  return [domain, '', lineage, ''];
+}
+
 export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string {
   const s = t.summary;
   const trainingRollouts = t.steps.reduce((a, x) => a + x.rollouts, 0);
@@ -80,6 +97,7 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string
   const lines = [
     `# Audit of run \`${t.workflowId}\``, '',
     `Status: **${t.status}**${t.failure ? ` (${t.failure})` : ''}; ${t.runs} workflow run(s) in the continue-as-new chain.`, '',
+    ...originLines(t),
     '## Result', '',
     '| initial mean@8 | best mean@8 | final mean@8 | weight steps | training rollouts | search rollouts |', '|---|---|---|---|---|---|',
     `| ${fmt(t.tests.find((x) => x.label === 'initial')?.meanAt8)} | ${fmt(s?.bestMeanAt8 ?? best)} | ${fmt(s?.finalMeanAt8 ?? null)} | ${t.steps.length} | ${trainingRollouts} | ${t.searchRollouts} |`, '',

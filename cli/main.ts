@@ -17,6 +17,10 @@ import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeli
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
 import { registerPretrainCommand } from './pretrain-command';
+import { applyCliRunSources, RunSourceError, type RunSourceCliOptions } from './run-sources';
+import { domainLabel } from '../domains/external';
+import { registerAgentCommand } from './agent-command';
+import { registerDomainCommand } from './domain-command';
 import { registerServeCommand } from './serve-command';
 import { registerGcCommand } from './gc-command';
 import { registerStopCommand } from './stop-command';
@@ -105,7 +109,7 @@ export function buildProgram(): Command {
       process.exit(0);
     });
 
-  const startRun = async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
+  const startRun = async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string } & RunSourceCliOptions) => {
     if (!file && !opts.preset) throw new UsageError(`give a run config file or --preset <name> (presets: ${listPresets().join(', ')})`);
     if (file && opts.preset) throw new UsageError('give either a run config file or --preset, not both');
     let raw: unknown;
@@ -120,12 +124,13 @@ export function buildProgram(): Command {
       if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError(`run config (${source}) must be a JSON object`);
       raw = { ...(raw as Record<string, unknown>), seed: Number(opts.seed) };
     }
+    raw = await applyCliRunSources(raw, file, opts).catch((e: unknown) => Promise.reject(e instanceof RunSourceError ? new UsageError(e.message) : e));
     const expanded = expandRunConfig(raw);
     if (!expanded.ok) throw new UsageError(`invalid run config (${source}):\n${expanded.problems.map((p) => `  - ${p}`).join('\n')}`);
     const config = loadTemporalConfig();
     const client = await connectClient(config);
     const c = expanded.config;
-    const workflowId = opts.id ?? `whale-${c.method}-${c.domain}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    const workflowId = opts.id ?? `whale-${c.method}-${domainLabel(c.domain)}-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [raw] });
     return { client, workflowId };
   };
@@ -137,7 +142,10 @@ export function buildProgram(): Command {
     .option('--preset <name>', 'a preset from presets/ instead of a file')
     .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
     .option('--seed <n>', "the run seed (overrides the config's seed)")
-    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
+    .option('--domain <name|folder>', "the domain: a built-in name or your domain folder (overrides the config's; docs/bring-your-own-domain.md)")
+    .option('--from <run|bundle>', "start from another run's checkpoint and harness, or an exported agent bundle folder (docs/agent-bundle.md)")
+    .option('--from-which <final|best>', "with --from <run>: the parent's final (default) or best evaluated checkpoint and harness")
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string } & RunSourceCliOptions) => {
       const { workflowId } = await startRun(file, opts);
       process.stdout.write(`${workflowId}\n`);
     });
@@ -149,7 +157,10 @@ export function buildProgram(): Command {
     .option('--preset <name>', 'a preset from presets/ instead of a file')
     .option('--id <workflowId>', 'workflow id (default: whale-<method>-<domain>-<time>)')
     .option('--seed <n>', "the run seed (overrides the config's seed)")
-    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string }) => {
+    .option('--domain <name|folder>', "the domain: a built-in name or your domain folder (overrides the config's; docs/bring-your-own-domain.md)")
+    .option('--from <run|bundle>', "start from another run's checkpoint and harness, or an exported agent bundle folder (docs/agent-bundle.md)")
+    .option('--from-which <final|best>', "with --from <run>: the parent's final (default) or best evaluated checkpoint and harness")
+    .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string } & RunSourceCliOptions) => {
       const { client, workflowId } = await startRun(file, opts);
       process.stderr.write(`[whale] run ${workflowId} started; Ctrl-C stops following (the run goes on; \`whale status ${workflowId}\`)\n`);
       const summary = await followRun(client, workflowId, process.stderr);
@@ -170,6 +181,8 @@ export function buildProgram(): Command {
     });
 
   registerPretrainCommand(program);
+  registerAgentCommand(program);
+  registerDomainCommand(program);
   registerServeCommand(program);
   registerGcCommand(program);
   registerStopCommand(program);

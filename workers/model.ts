@@ -4,11 +4,9 @@
 import * as path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
-import { createDomainCache } from './domain-cache';
+import { basePolicyOf, createDomainCache, seedHarnessOf } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
-import { readSeedHarness } from '../domains/harnesses';
-import { loadBasePolicy } from '../training/base-policy';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
 import { ROLLOUT_LIMITS } from '../training/corpus';
 import { createModelActivities } from '../activities/model-activities';
@@ -37,8 +35,8 @@ export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: 
     partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
     archiveRoot: artifactRoot,
     domain: createDomainCache(),
-    basePolicy: (domain) => loadBasePolicy(domain).bytes,
-    seedHarness: (domain) => readSeedHarness(domain),
+    basePolicy: basePolicyOf,
+    seedHarness: seedHarnessOf,
   });
   if (backends.trainer.kind !== 'embedded') activities.fineTuneStep = externalFineTuneActivity({ store, artifactRoot, trainer: backends.trainer });
   return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };

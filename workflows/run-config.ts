@@ -83,6 +83,27 @@ export const RunConfigV1 = z
         baseHarness: ArtifactRef.nullable().default(null),
       })
       .prefault({}),
+    /**
+     * Where model.baseCheckpoint and model.baseHarness came from when the run branches off another run or an
+     * exported agent bundle (`whale run --from`); null: a fresh start. A record for audits: it changes nothing.
+     */
+    lineage: z
+      .strictObject({
+        kind: z.enum(['run', 'bundle']),
+        /** The parent run's workflow id (for a bundle: the run it was exported from). */
+        parentRunId: z.string().min(1),
+        /** Which of the parent's checkpoint-harness pairs: its final one or its best on D_test. */
+        which: z.enum(['final', 'best']),
+        /** The parent's domain (a registry name or a pinned domain-folder reference). */
+        parentDomain: z.string().min(1),
+        /** The parent's D_test mean@8 of this pair, as its run recorded it (null: not evaluated). */
+        parentMeanAt8: z.number().nullable().default(null),
+        /** The bundle folder (kind 'bundle'), as given on the command line, and its manifest's sha256. */
+        bundlePath: z.string().nullable().default(null),
+        bundleManifestSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().default(null),
+      })
+      .nullable()
+      .default(null),
     weight: z
       .strictObject({
         promptsPerStep: PositiveInt.default(64),
@@ -148,6 +169,9 @@ export const RunConfigV1 = z
     if (mismatch) ctx.addIssue({ code: 'custom', path: ['switching', 'kind'], message: mismatch });
     if (c.method !== 'harness-only' && c.budget.totalWeightSteps < 1) {
       ctx.addIssue({ code: 'custom', path: ['budget', 'totalWeightSteps'], message: `method '${c.method}' trains weights: budget.totalWeightSteps must be at least 1` });
+    }
+    if (c.lineage && (!c.model.baseCheckpoint || !c.model.baseHarness)) {
+      ctx.addIssue({ code: 'custom', path: ['lineage'], message: 'lineage records where model.baseCheckpoint and model.baseHarness came from: set both (whale run --from does)' });
     }
   });
 export type RunConfig = z.infer<typeof RunConfigV1>;

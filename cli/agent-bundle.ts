@@ -1,0 +1,302 @@
+// The tuned agent as a self-contained folder: the run's final (or best) checkpoint, the harness source that
+// was accepted with it, the domain's identity and tools (and, for a user's domain folder, a copy of it), and
+// a manifest with the run id, scores and hashes. `whale agent run` loads it with no server: the same agent
+// loop (agent/loop.ts) with the sampling settings and seed derivation of the run's test evaluation.
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import { z } from 'zod';
+import { ArtifactRef } from '../store/artifact-ref';
+import { sha256Hex, type ArtifactStore } from '../store/artifact-store';
+import { buildTimeline, fetchHistories } from '../audit/timeline';
+import type { RunConfig } from '../workflows/run-config';
+import { domainFiles, formatDomainRef, hashDomainFolder, loadDomainModule, parseDomainRef } from '../domains/external';
+import { getDomain } from '../domains/registry';
+import type { DomainInstance, EnvTask } from '../domains/types';
+import { decodeCheckpoint, OrtSampler } from '../model';
+import { SandboxPool } from '../harness-sandbox/pool';
+import { runEpisodes } from '../agent/loop';
+import type { Trajectory } from '../agent/trajectory';
+import { ROLLOUT_LIMITS } from '../training/corpus';
+import { TEST_EVAL_STEP, TEST_SAMPLING } from '../activities/model-activities';
+
+export const BUNDLE_VERSION = 1;
+const Sha = z.string().regex(/^[0-9a-f]{64}$/);
+const Score = z.number().nullable();
+
+export const BundleManifestSchema = z.strictObject({
+  bundleVersion: z.literal(BUNDLE_VERSION),
+  /** The workflow id of the run the agent comes from. */
+  runId: z.string(),
+  which: z.enum(['final', 'best']),
+  exportedAt: z.string(),
+  domain: z.strictObject({
+    /** Registry name, or the module's name for a domain folder. */
+    name: z.string(),
+    /** The run's `domain` value (a registry name or a pinned file:// reference). */
+    ref: z.string(),
+    /** 'folder': a copy of the domain folder is in `domain/` with the same content hash. */
+    kind: z.enum(['builtin', 'folder']),
+    sha256: Sha.nullable(),
+    answerKind: z.enum(['answer', 'move']),
+    /** The tools the model may call, as the agent loop offers them (names, descriptions, parameters). */
+    tools: z.array(z.unknown()),
+  }),
+  checkpoint: z.strictObject({ file: z.literal('checkpoint.ckpt'), sha256: Sha, bytes: z.number().int() }),
+  harness: z.strictObject({ file: z.literal('harness.ts'), sha256: Sha, bytes: z.number().int(), name: z.string() }),
+  scores: z.strictObject({
+    initialMeanAt8: Score, bestMeanAt8: Score, finalMeanAt8: Score,
+    /** D_test mean@8 of exactly this checkpoint-harness pair in the run, and the evaluation's label. */
+    exportedMeanAt8: Score, exportedLabel: z.string().nullable(),
+    testTaskLimit: z.number().int().nullable(), testSamplesPerTask: z.number().int(),
+  }),
+  run: z.strictObject({ method: z.string(), seed: z.number().int(), modelPreset: z.string() }),
+  /** How the run's test evaluation sampled (the defaults of `whale agent run`). */
+  sampling: z.strictObject({ temperature: z.number(), topK: z.number().int(), topP: z.number(), maxNewTokensPerTurn: z.number().int(), maxEpisodeTokens: z.number().int(), step: z.number().int() }),
+});
+export type BundleManifest = z.infer<typeof BundleManifestSchema>;
+
+/** A user error about a bundle or a run to export: the message says what to fix. */
+export class AgentBundleError extends Error {
+  override name = 'AgentBundleError';
+}
+
+export interface EvaluatedPair {
+  checkpoint: ArtifactRef;
+  harness: ArtifactRef;
+  harnessName: string;
+  meanAt8: number | null;
+  label: string | null;
+}
+
+/** What a run's history says about its outcome: config, scores, and its final and best evaluated pairs. */
+export interface RunOutcome {
+  runId: string;
+  status: string;
+  config: RunConfig;
+  initialMeanAt8: number | null;
+  bestMeanAt8: number | null;
+  finalMeanAt8: number | null;
+  final: EvaluatedPair | null;
+  best: EvaluatedPair | null;
+}
+
+function decodePayload(p: { payloads?: { data?: Uint8Array | null }[] | null } | null | undefined): unknown {
+  const data = p?.payloads?.[0]?.data;
+  return data ? JSON.parse(Buffer.from(data).toString('utf8')) : undefined;
+}
+
+/** Reads a run's outcome from its history (every run of its continue-as-new chain); needs the server. */
+export async function readRunOutcome(client: Client, runId: string): Promise<RunOutcome> {
+  const histories = await fetchHistories(client, runId);
+  const t = buildTimeline(runId, histories);
+  if (!t.config) throw new AgentBundleError(`run ${runId} has no valid run config in its history (it failed at start: ${t.failure ?? 'unknown'})`);
+  const evals: EvaluatedPair[] = [];
+  for (const h of histories) {
+    const scheduled = new Map<string, { type: string; input: unknown }>();
+    for (const e of h.events ?? []) {
+      const s = e.activityTaskScheduledEventAttributes;
+      if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '', input: decodePayload(s.input) });
+      const c = e.activityTaskCompletedEventAttributes;
+      const act = c ? scheduled.get(String(c.scheduledEventId)) : undefined;
+      if (c && act?.type === 'evaluateTest') {
+        const input = act.input as { label: string; checkpoint: unknown; harness: unknown };
+        const result = decodePayload(c.result) as { meanAt8: number };
+        evals.push({ checkpoint: ArtifactRef.parse(input.checkpoint), harness: ArtifactRef.parse(input.harness), harnessName: `harness@${ArtifactRef.parse(input.harness).sha256.slice(0, 12)}`, meanAt8: result.meanAt8, label: input.label });
+      }
+    }
+  }
+  // The best pair as the workflow counts it: later evaluations only (the initial one when nothing else ran);
+  // the first to reach the maximum wins, as in the workflow's strict comparison.
+  const candidates = evals.filter((e) => e.label !== 'initial');
+  let best: EvaluatedPair | null = null;
+  for (const e of candidates.length ? candidates : evals) if (best === null || (e.meanAt8 ?? -1) > (best.meanAt8 ?? -1)) best = e;
+  const s = t.summary;
+  let final: EvaluatedPair | null = null;
+  if (s) {
+    const match = [...evals].reverse().find((e) => e.checkpoint.sha256 === s.finalCheckpoint.sha256 && e.harness.sha256 === s.finalHarness.sha256);
+    final = { checkpoint: s.finalCheckpoint, harness: s.finalHarness, harnessName: s.finalHarnessName, meanAt8: match?.meanAt8 ?? s.finalMeanAt8, label: match?.label ?? null };
+    if (best && best.harness.sha256 === final.harness.sha256) best.harnessName = final.harnessName;
+  }
+  return {
+    runId, status: t.status, config: t.config,
+    initialMeanAt8: evals.find((e) => e.label === 'initial')?.meanAt8 ?? null,
+    bestMeanAt8: s?.bestMeanAt8 ?? best?.meanAt8 ?? null, finalMeanAt8: s?.finalMeanAt8 ?? null, final, best,
+  };
+}
+
+/** The pair `which` names, or an error that says why the run has none. */
+export function pickPair(outcome: RunOutcome, which: 'final' | 'best'): EvaluatedPair {
+  const pair = which === 'final' ? outcome.final : outcome.best;
+  if (!pair) {
+    throw new AgentBundleError(which === 'final'
+      ? `run ${outcome.runId} is ${outcome.status}, so it has no final checkpoint yet: wait for it to complete, or use --which best (its best evaluated checkpoint so far)`
+      : `run ${outcome.runId} has no D_test evaluation yet, so it has no best checkpoint: wait for its first evaluation`);
+  }
+  return pair;
+}
+
+function loadDomainInstance(domain: string): { instance: DomainInstance; name: string; taskFromText?: (text: string) => EnvTask } {
+  if (parseDomainRef(domain)) {
+    const m = loadDomainModule(domain);
+    return { instance: m.instance(), name: m.module.name, taskFromText: m.module.taskFromText };
+  }
+  return { instance: getDomain(domain).load({ kind: 'synthetic' }), name: domain };
+}
+
+function writeJsonAtomic(file: string, value: unknown): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, JSON.stringify(value, null, 2) + '\n');
+  renameSync(tmp, file);
+}
+
+/** Writes the bundle folder `out` (it must not exist; built beside it, then renamed into place). */
+export async function exportBundle(client: Client, store: ArtifactStore, runId: string, out: string, which: 'final' | 'best'): Promise<BundleManifest> {
+  if (existsSync(out)) throw new AgentBundleError(`${out} already exists: choose another --out folder or remove it`);
+  const outcome = await readRunOutcome(client, runId);
+  const pair = pickPair(outcome, which);
+  const config = outcome.config;
+  const ckpt = await store.get(pair.checkpoint).catch((err: Error) => {
+    throw new AgentBundleError(`the run's checkpoint ${pair.checkpoint.uri} cannot be read from the artifact store (${err.message}): export on a machine that shares the workers' store`);
+  });
+  const harness = await store.get(pair.harness).catch((err: Error) => {
+    throw new AgentBundleError(`the run's harness ${pair.harness.uri} cannot be read from the artifact store (${err.message})`);
+  });
+  decodeCheckpoint(ckpt, `checkpoint ${pair.checkpoint.uri}`);
+  const { instance, name } = loadDomainInstance(config.domain);
+  const ref = parseDomainRef(config.domain);
+  const tmp = `${out}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  try {
+    writeFileSync(path.join(tmp, 'checkpoint.ckpt'), ckpt);
+    writeFileSync(path.join(tmp, 'harness.ts'), harness);
+    if (ref) {
+      for (const rel of domainFiles(ref.dir)) cpSync(path.join(ref.dir, rel), path.join(tmp, 'domain', rel));
+      const copied = hashDomainFolder(path.join(tmp, 'domain'));
+      if (copied !== ref.sha256) throw new AgentBundleError(`the domain folder ${ref.dir} changed since the run (hash ${copied}, the run pinned ${ref.sha256}): restore it to export an honest bundle`);
+    }
+    const manifest: BundleManifest = {
+      bundleVersion: BUNDLE_VERSION, runId, which, exportedAt: new Date().toISOString(),
+      domain: { name, ref: config.domain, kind: ref ? 'folder' : 'builtin', sha256: ref?.sha256 ?? null, answerKind: instance.environment.answerKind, tools: instance.environment.tools.map((t) => ({ ...t })) },
+      checkpoint: { file: 'checkpoint.ckpt', sha256: sha256Hex(ckpt), bytes: ckpt.byteLength },
+      harness: { file: 'harness.ts', sha256: sha256Hex(harness), bytes: harness.byteLength, name: pair.harnessName },
+      scores: {
+        initialMeanAt8: outcome.initialMeanAt8, bestMeanAt8: outcome.bestMeanAt8, finalMeanAt8: outcome.finalMeanAt8,
+        exportedMeanAt8: pair.meanAt8, exportedLabel: pair.label, testTaskLimit: config.test.taskLimit, testSamplesPerTask: config.test.samplesPerTask,
+      },
+      run: { method: config.method, seed: config.seed, modelPreset: config.model.preset },
+      sampling: { ...TEST_SAMPLING, topP: 1, ...ROLLOUT_LIMITS, step: TEST_EVAL_STEP },
+    };
+    writeJsonAtomic(path.join(tmp, 'manifest.json'), manifest);
+    renameSync(tmp, out);
+    return manifest;
+  } catch (err) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+export interface LoadedBundle {
+  dir: string;
+  manifest: BundleManifest;
+  manifestSha256: string;
+  checkpoint: Uint8Array;
+  harnessSource: string;
+  /** The run config `domain` value that runs this bundle's domain (the bundle's own copy for a folder). */
+  domain: string;
+}
+
+/** Reads and verifies a bundle folder (manifest schema, file hashes, domain copy hash); no server needed. */
+export function loadBundle(dir: string): LoadedBundle {
+  const abs = path.resolve(dir);
+  const file = path.join(abs, 'manifest.json');
+  if (!existsSync(file)) throw new AgentBundleError(`${abs} is not an agent bundle (no manifest.json): make one with \`whale agent export <run> --out <dir>\``);
+  const text = readFileSync(file, 'utf8');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new AgentBundleError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = BundleManifestSchema.safeParse(json);
+  if (!parsed.success) throw new AgentBundleError(`${file} is not a bundle manifest version ${BUNDLE_VERSION}:\n${parsed.error.issues.slice(0, 10).map((i) => `  - ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  const manifest = parsed.data;
+  const read = (name: string, sha: string) => {
+    const p = path.join(abs, name);
+    if (!existsSync(p)) throw new AgentBundleError(`bundle ${abs} lacks ${name}`);
+    const bytes = readFileSync(p);
+    const got = sha256Hex(bytes);
+    if (got !== sha) throw new AgentBundleError(`bundle ${abs}: ${name} has sha256 ${got}, the manifest says ${sha} (the file was changed or damaged): export the bundle again`);
+    return bytes;
+  };
+  const checkpoint = new Uint8Array(read(manifest.checkpoint.file, manifest.checkpoint.sha256));
+  const harnessSource = read(manifest.harness.file, manifest.harness.sha256).toString('utf8');
+  let domain = manifest.domain.ref;
+  if (manifest.domain.kind === 'folder') {
+    const copy = path.join(abs, 'domain');
+    if (!existsSync(copy)) throw new AgentBundleError(`bundle ${abs} lacks its domain/ folder (the manifest names a domain folder)`);
+    domain = formatDomainRef(copy, manifest.domain.sha256 ?? '');
+  }
+  return { dir: abs, manifest, manifestSha256: sha256Hex(text), checkpoint, harnessSource, domain };
+}
+
+/** Built-in domains whose environment works on a question with no reference (tools and submit do not read it). */
+function builtinTextTask(domain: string, text: string): EnvTask | null {
+  if (domain !== 'math' && domain !== 'search-qa') return null;
+  return { id: `${domain}/text/${sha256Hex(text).slice(0, 12)}`, itemId: 'text', question: text, view: {}, hidden: null };
+}
+
+export interface BundleTaskResult {
+  task: { id: string; question: string; fromText: boolean; split: string | null };
+  /** Rewards per sample; null where the task has no reference (free text). */
+  rewards: Array<0 | 1 | null>;
+  trajectories: Trajectory[];
+}
+
+/**
+ * Runs the bundle's agent on one task: a task id of the domain (any split), or free text when the domain
+ * can make a task from text. Samples 0..n-1 use the seeds of the run's test evaluation for (seed, task).
+ */
+export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts: { seed: number; samples: number; threads: number }): Promise<BundleTaskResult> {
+  const { instance, taskFromText } = loadDomainInstance(bundle.domain);
+  let task: EnvTask | undefined = instance.taskById(taskArg);
+  const fromText = !task;
+  if (!task) {
+    task = taskFromText ? taskFromText(taskArg) : builtinTextTask(bundle.manifest.domain.ref, taskArg) ?? undefined;
+    if (!task) {
+      throw new AgentBundleError(`"${taskArg}" is not a task id of domain ${bundle.manifest.domain.name}, and that domain cannot make a task from free text; give a task id, e.g. ${instance.splits.test.slice(0, 3).map((t) => t.id).join(', ')}`);
+    }
+  }
+  const split = fromText ? null : (['test', 'harness', 'weight'] as const).find((s) => instance.splits[s].some((t) => t.id === task!.id)) ?? null;
+  // A free-text task has no reference: its verdict is not computed (the verifier would read a missing answer).
+  const environment = fromText ? Object.assign(Object.create(instance.environment) as typeof instance.environment, { verify: () => 0 as const }) : instance.environment;
+  const pool = new SandboxPool({ processes: 1 });
+  const sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(bundle.checkpoint, `bundle ${bundle.dir} checkpoint`), { threads: opts.threads, maxBatchRows: 256 });
+  try {
+    const loaded = await pool.loadHarness(bundle.harnessSource);
+    if (!loaded.ok) throw new AgentBundleError(`bundle harness does not load: ${loaded.failure.kind}: ${loaded.failure.reason}`);
+    const s = bundle.manifest.sampling;
+    const { trajectories } = await runEpisodes({
+      backend: sampler, environment, harness: loaded.runner, tasks: [task], samplesPerTask: opts.samples,
+      sampling: { temperature: s.temperature, topK: s.topK, topP: s.topP, maxNewTokensPerTurn: s.maxNewTokensPerTurn, maxEpisodeTokens: s.maxEpisodeTokens },
+      runSeed: opts.seed, step: s.step,
+    });
+    return {
+      task: { id: task.id, question: task.question, fromText, split },
+      rewards: trajectories.map((t) => (fromText ? null : (t.reward as 0 | 1))),
+      trajectories,
+    };
+  } finally {
+    await sampler.close();
+    await pool.close();
+  }
+}
+
+/** A readable transcript of one episode: every message the model saw and wrote, tool results, the verdict. */
+export function formatTranscript(t: Trajectory, reward: 0 | 1 | null): string {
+  const lines = [`--- sample ${t.sampleIndex} (task ${t.taskId}, harness ${t.harnessName}) ---`];
+  for (const m of t.messages) lines.push(`[${m.role}] ${m.content}`);
+  lines.push(`final answer: ${t.finalAnswer ?? '(none)'}; stop: ${t.stopReason}; reward: ${reward === null ? 'n/a (no reference for free text)' : reward}`);
+  return lines.join('\n');
+}
