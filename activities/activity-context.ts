@@ -30,3 +30,26 @@ export function throwIfCancelled(): void {
 export function configError(message: string): never {
   throw ApplicationFailure.nonRetryable(message, 'ConfigError');
 }
+
+/**
+ * Runs `fn` while re-sending its latest heartbeat details every `everyMs` (the SDK throttles what reaches the
+ * server). Progress heartbeats alone come once per unit of work, and one unit (a turn of a large rollout
+ * batch, a minibatch on a loaded machine) can take longer than the heartbeat timeout: the attempt would time
+ * out while working, and every retry the same way. `initial` is re-sent until `fn` beats itself; pass the
+ * previous attempt's details there so a resume point is never replaced by an empty beat.
+ */
+export async function withHeartbeatTimer<T>(fn: (beat: (details: unknown) => void) => Promise<T>, initial: unknown, everyMs = 1_000): Promise<T> {
+  let latest = initial;
+  const beat = (details: unknown) => {
+    latest = details;
+    heartbeatSafe(details);
+  };
+  const timer = setInterval(() => {
+    if (latest !== undefined) heartbeatSafe(latest);
+  }, everyMs);
+  try {
+    return await fn(beat);
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -2,7 +2,7 @@
 // harness scoring. Built by a factory closed over its dependencies (store, domains, sandbox, base policies),
 // so tests pass small real ones. Every rollout goes through the one agent loop.
 import { Context } from '@temporalio/activity';
-import { configError, heartbeatSafe, throwIfCancelled } from './activity-context';
+import { configError, throwIfCancelled, withHeartbeatTimer } from './activity-context';
 import type { ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { trajectoriesFromJsonl, trajectoriesToJsonl, type Trajectory } from '../agent/trajectory';
@@ -65,14 +65,14 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     const harness = await deps.resources.harness(opts.harness);
     const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
     const total = opts.tasks.length * opts.samplesPerTask;
-    const { trajectories } = await runEpisodes({
+    const { trajectories } = await withHeartbeatTimer((beat) => runEpisodes({
       backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
       sampling, runSeed: opts.runSeed, step: opts.step,
       onTurn: (p) => {
         throwIfCancelled();
-        heartbeatSafe({ phase: opts.label, turn: p.turn, finished: p.finished, total });
+        beat({ phase: opts.label, turn: p.turn, finished: p.finished, total });
       },
-    });
+    }), { phase: opts.label, turn: 0, finished: 0, total });
     return trajectories;
   }
 
@@ -131,7 +131,8 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     },
 
     async fineTuneStep(input: FineTuneStepInput): Promise<FineTuneStepResult> {
-      return runFineTuneStep(deps, input, { heartbeat: heartbeatSafe, throwIfCancelled, resumeFrom: resumeDetails(), partialEveryMs: deps.partialCheckpointEveryMs });
+      const resumeFrom = resumeDetails();
+      return withHeartbeatTimer((beat) => runFineTuneStep(deps, input, { heartbeat: beat, throwIfCancelled, resumeFrom, partialEveryMs: deps.partialCheckpointEveryMs }), resumeFrom);
     },
 
     async evaluateTest(input: EvaluateTestInput): Promise<EvaluateTestResult> {

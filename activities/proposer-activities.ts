@@ -2,7 +2,7 @@
 // workspace copy of the archive; only slot files are taken), validateHarness (sandbox validator, prompt-only
 // rule, smoke run) and finalizeHarnessPhase (summary, frontier, manifest, completion marker). A proposer
 // that fails in any way yields { candidates: [], failure } and the phase goes on.
-import { cancellationSignal, configError, heartbeatSafe } from './activity-context';
+import { cancellationSignal, configError, heartbeatSafe, withHeartbeatTimer } from './activity-context';
 import type { JsonObject } from '../agent/environment';
 import type { DomainInstance } from '../domains/types';
 import { compileHarness } from '../harness-sandbox/compile';
@@ -139,8 +139,7 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
       const archive = openArchive(deps.artifactRoot, input.archiveKey);
       const source = (await deps.store.get(input.source)).toString('utf8');
       const base = input.promptOnlyBase ? (await deps.store.get(input.promptOnlyBase)).toString('utf8') : null;
-      heartbeatSafe({ validating: input.name });
-      const v = await validateCandidate({ sandbox: deps.sandbox, instance, source, promptOnlyBase: base });
+      const v = await withHeartbeatTimer(() => validateCandidate({ sandbox: deps.sandbox, instance, source, promptOnlyBase: base }), { validating: input.name });
       await archive.ensureSource(input.name, source);
       await archive.writeValidation(input.name, v);
       return { valid: v.valid, failureKind: v.failureKind, reason: v.reason, rollouts: 0 };
