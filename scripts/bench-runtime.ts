@@ -1,6 +1,7 @@
 // Benchmarks of the model runtime (not a test): ORT MatMul GFLOP/s, training tokens/s and achieved GFLOP/s,
 // generation tokens/s, and peak RSS. Each training measurement runs in a child process so its peak RSS
-// is its own. Usage: node --import tsx scripts/bench-runtime.ts [--quick]
+// is its own. Usage: node --import tsx scripts/bench-runtime.ts [--quick]. `whale bench runtime` (bench/runtime.ts)
+// reuses the measurements exported here.
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as ort from 'onnxruntime-node';
@@ -12,10 +13,10 @@ import { OrtSampler } from '../model/sampler';
 import { Trainer } from '../model/trainer';
 import type { GenerateRequest } from '../model/backend';
 
-const FLOP_NOTE = 'FLOP/token (forward) = 2*(12*L*d^2 + d*V) + 4*L*T*d (matmuls incl. tied head, plus QK^T and PV over the full T x T); training = 3 x forward (attention recompute at T >= 512 not counted)';
+export const FLOP_NOTE = 'FLOP/token (forward) = 2*(12*L*d^2 + d*V) + 4*L*T*d (matmuls incl. tied head, plus QK^T and PV over the full T x T); training = 3 x forward (attention recompute at T >= 512 not counted)';
 
 /** Best-of-reps MatMul GFLOP/s (the machine is shared: the best run is the least disturbed). */
-async function matmulGflops(m: number, k: number, n: number, threads: number): Promise<number> {
+export async function matmulGflops(m: number, k: number, n: number, threads: number): Promise<number> {
   const b = new GraphBuilder('mm', 'float32');
   b.input('a', 'float32', [m, k]);
   b.input('b', 'float32', [k, n]);
@@ -36,7 +37,7 @@ async function matmulGflops(m: number, k: number, n: number, threads: number): P
 }
 
 /** MatMul reference for a config: the mean over its block matmul shapes at 4096 rows. */
-async function configMatmulGflops(preset: PresetName, threads: number): Promise<number> {
+export async function configMatmulGflops(preset: PresetName, threads: number): Promise<number> {
   const d = modelConfig(preset).dModel;
   const shapes: [number, number, number][] = [[4096, d, 3 * d], [4096, d, 4 * d], [4096, 4 * d, d], [4096, d, d]];
   let sum = 0;
@@ -44,7 +45,7 @@ async function configMatmulGflops(preset: PresetName, threads: number): Promise<
   return sum / shapes.length;
 }
 
-interface TrainMeasure { medianMs: number; bestMs: number; tokensPerSec: number; bestTokensPerSec: number; gflops: number; bestGflops: number; matmulGflops: number; peakRssMiB: number; params: number }
+export interface TrainMeasure { medianMs: number; bestMs: number; tokensPerSec: number; bestTokensPerSec: number; gflops: number; bestGflops: number; matmulGflops: number; peakRssMiB: number; params: number }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -71,14 +72,14 @@ async function trainChild(preset: PresetName, rows: number, seqLen: number, thre
   return { medianMs: med, bestMs: best, tokensPerSec: (tok / med) * 1000, bestTokensPerSec: (tok / best) * 1000, gflops: flops / med / 1e6, bestGflops: flops / best / 1e6, matmulGflops: matmul, peakRssMiB: process.resourceUsage().maxRSS / 1024, params: countParams(c) };
 }
 
-function runTrainInChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean): TrainMeasure {
+export function runTrainInChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean): TrainMeasure {
   const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', preset, String(rows), String(seqLen), String(threads), String(steps), spinning ? 'spin' : 'nospin'], { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`training benchmark child failed: ${r.stderr}`);
   return JSON.parse(line.slice(7)) as TrainMeasure;
 }
 
-async function generationTokensPerSec(preset: PresetName, batch: number, promptLen: number, newTokens: number, threads: number, reps: number): Promise<{ median: number; best: number }> {
+export async function generationTokensPerSec(preset: PresetName, batch: number, promptLen: number, newTokens: number, threads: number, reps: number): Promise<{ median: number; best: number }> {
   const c = modelConfig(preset);
   const sampler = await OrtSampler.create(c, initParams(c, 1), { threads, maxBatchRows: Math.max(64, batch) });
   const rng = new Rng(3);
@@ -139,4 +140,4 @@ async function main(): Promise<void> {
   console.log(`load avg (1/5 min) at end ${os.loadavg().slice(0, 2).map((x) => x.toFixed(2)).join(' / ')}`);
 }
 
-void main();
+if (require.main === module) void main();
