@@ -17,7 +17,6 @@ import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeli
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
 import { registerPretrainCommand } from './pretrain-command';
-import { registerBenchCommand } from './bench-command';
 import { applyCliRunSources, RunSourceError, type RunSourceCliOptions } from './run-sources';
 import { domainLabel } from '../domains/external';
 import { registerAgentCommand } from './agent-command';
@@ -182,7 +181,6 @@ export function buildProgram(): Command {
     });
 
   registerPretrainCommand(program);
-  registerBenchCommand(program);
   registerAgentCommand(program);
   registerDomainCommand(program);
   registerServeCommand(program);
