@@ -13,24 +13,24 @@ const PositiveInt = z.number().int().positive();
 const Epochs = z.number().positive().max(1000);
 
 export const FixedSwitching = z.strictObject({
-  kind: z.literal('fixed'),
+  kind: z.literal('fixed').describe('Switching rule: a fixed schedule of E epochs per weight phase and I rounds per harness phase'),
   /** E: epochs of D_weight per weight phase (paper main runs: 0.6). */
-  weightEpochs: Epochs.default(0.6),
+  weightEpochs: Epochs.describe('E: length of each weight phase (paper main runs: 0.6; 0.2 was best in a sweep); rounded to whole steps, at least 1 (unit: epochs of D_weight)').default(0.6),
   /** I: rounds per harness phase, counting round 0 (the re-scoring of the incoming harness). */
-  harnessRounds: PositiveInt.default(6),
+  harnessRounds: PositiveInt.describe('I: rounds per harness phase, counting round 0 (the re-scoring of the incoming harness) (unit: rounds)').default(6),
 });
 
 export const PatienceSwitching = z.strictObject({
-  kind: z.literal('patience'),
+  kind: z.literal('patience').describe('Switching rule: adaptive patience on training signals (never the test set)'),
   /** W, B, P in epochs of D_weight (paper: 0.2 each), converted to steps by rounding (at least 1). */
-  windowEpochs: Epochs.default(0.2),
-  burnInEpochs: Epochs.default(0.2),
-  patienceEpochs: Epochs.default(0.2),
-  harnessMinProposalRounds: PositiveInt.default(5),
-  harnessPatienceRounds: PositiveInt.default(2),
-  harnessMaxProposalRounds: PositiveInt.default(15),
+  windowEpochs: Epochs.describe('W: the weight phase compares the mean reward of the last W steps (paper: 0.2) (unit: epochs of D_weight)').default(0.2),
+  burnInEpochs: Epochs.describe('B: a weight phase runs more than B steps before patience may end it (paper: 0.2) (unit: epochs of D_weight)').default(0.2),
+  patienceEpochs: Epochs.describe('P: a weight phase ends once P steps passed without a strictly higher windowed reward (paper: 0.2) (unit: epochs of D_weight)').default(0.2),
+  harnessMinProposalRounds: PositiveInt.describe('A harness phase runs at least this many proposal rounds before patience may end it (unit: proposal rounds)').default(5),
+  harnessPatienceRounds: PositiveInt.describe('A harness phase ends after this many proposal rounds without a strictly higher best success rate (unit: proposal rounds)').default(2),
+  harnessMaxProposalRounds: PositiveInt.describe('Hard cap on proposal rounds per harness phase (unit: proposal rounds)').default(15),
   /** Stop a harness phase at once when a candidate reaches this training success rate (null: never). */
-  harnessStopAtScore: Probability.nullable().default(null),
+  harnessStopAtScore: Probability.describe('Stop a harness phase at once when a candidate reaches this D_harness success rate; null: never (unit: fraction 0-1)').nullable().default(null),
 });
 
 export const Switching = z.discriminatedUnion('kind', [FixedSwitching, PatienceSwitching]);
@@ -39,18 +39,18 @@ export type Switching = z.infer<typeof Switching>;
 const ProposerConfig = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('builtin') }),
   z.strictObject({
-    kind: z.literal('coding-agent'),
+    kind: z.literal('coding-agent').describe('A coding-agent CLI (argv, no shell) run in a copy of the archive'),
     /** argv of the agent CLI; it runs with its cwd in a copy of the archive. */
-    command: z.array(z.string()).min(1),
-    timeoutMs: PositiveInt.default(1_800_000),
+    command: z.array(z.string()).min(1).describe('argv of the agent CLI; it runs with its working directory in a copy of the archive'),
+    timeoutMs: PositiveInt.describe('Time limit of one proposer call (unit: ms)').default(1_800_000),
   }),
   z.strictObject({
-    kind: z.literal('openai'),
-    baseUrl: z.string().url(),
-    model: z.string().min(1),
+    kind: z.literal('openai').describe('An OpenAI-compatible chat model as proposer'),
+    baseUrl: z.string().url().describe('Base URL of the OpenAI-compatible API, e.g. https://api.openai.com/v1'),
+    model: z.string().min(1).describe('Model name passed to the API'),
     /** Name of the environment variable holding the key (secrets never enter a run config). */
-    apiKeyEnv: z.string().default('OPENAI_API_KEY'),
-    timeoutMs: PositiveInt.default(600_000),
+    apiKeyEnv: z.string().describe('Name of the environment variable holding the API key, read by the proposer worker (secrets never enter a run config)').default('OPENAI_API_KEY'),
+    timeoutMs: PositiveInt.describe('Time limit of one proposer call (unit: ms)').default(600_000),
   }),
 ]);
 
@@ -58,30 +58,31 @@ const ProposerConfig = z.discriminatedUnion('kind', [
 const DurationV1 = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'expected a duration such as "500ms", "30s", "10m", "2h" or "1d"');
 
 const ActivityOptionsV1 = z.strictObject({
-  startToCloseTimeout: DurationV1.default('2h'),
-  heartbeatTimeout: DurationV1.default('60s'),
-  maximumAttempts: z.number().int().min(0).default(0),
+  startToCloseTimeout: DurationV1.describe('Time limit of one attempt of the activity (unit: duration string: 500ms, 30s, 10m, 2h, 1d)').default('2h'),
+  heartbeatTimeout: DurationV1.describe('A worker that stops heartbeating for this long is presumed dead and the attempt is retried (unit: duration string)').default('60s'),
+  maximumAttempts: z.number().int().min(0).describe('Attempts before the activity fails the run; 0: unlimited (a preempted worker\'s work waits for the next worker) (unit: attempts)').default(0),
 });
 
 export const RunConfigV1 = z
   .strictObject({
-    version: z.literal(1),
+    version: z.literal(1).describe('Config format version; this release reads 1'),
     /** A label for people; the workflow id identifies the run. */
-    name: z.string().max(200).default(''),
-    method: Method.default('whale-fixed'),
+    name: z.string().max(200).describe('A label for people; the workflow id identifies the run (unit: up to 200 characters)').default(''),
+    method: Method.describe('Which procedure runs: whale-fixed, whale-adaptive, weights-only, harness-only, stagewise or prompt-only').default('whale-fixed'),
     /** For method 'stagewise': which lever goes first. */
-    stagewiseOrder: z.enum(['weights-first', 'harness-first']).default('weights-first'),
+    stagewiseOrder: z.enum(['weights-first', 'harness-first']).describe('For method stagewise: which lever goes first').default('weights-first'),
     /** A registered domain name ('search-qa', 'math', 'chess', or a user domain). */
-    domain: z.string().min(1).default('math'),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).default(0),
+    domain: z.string().min(1).describe('The task domain: a built-in name (search-qa, math, chess) or a user domain reference').default('math'),
+    seed: z.number().int().min(0).max(2 ** 31 - 1).describe('Run seed: prompt order, sampling and proposals derive from it').default(0),
     model: z
       .strictObject({
-        preset: z.string().default('embedded-1m'),
+        preset: z.string().describe('Model preset of the embedded runtime (model/presets)').default('embedded-1m'),
         /** Start weights; null = the domain's committed base policy. */
-        baseCheckpoint: ArtifactRef.nullable().default(null),
+        baseCheckpoint: ArtifactRef.describe('Start weights (an artifact reference in the store); null: the domain\'s committed base policy').nullable().default(null),
         /** Start harness; null = the domain's seed harness h0. */
-        baseHarness: ArtifactRef.nullable().default(null),
+        baseHarness: ArtifactRef.describe('Start harness (an artifact reference in the store); null: the domain\'s seed harness h0').nullable().default(null),
       })
+      .describe('Start weights and harness of the run')
       .prefault({}),
     /**
      * Where model.baseCheckpoint and model.baseHarness came from when the run branches off another run or an
@@ -89,79 +90,85 @@ export const RunConfigV1 = z
      */
     lineage: z
       .strictObject({
-        kind: z.enum(['run', 'bundle']),
+        kind: z.enum(['run', 'bundle']).describe('run: branched off another run; bundle: started from an exported agent bundle'),
         /** The parent run's workflow id (for a bundle: the run it was exported from). */
-        parentRunId: z.string().min(1),
+        parentRunId: z.string().min(1).describe('The parent run\'s workflow id (for a bundle: the run it was exported from)'),
         /** Which of the parent's checkpoint-harness pairs: its final one or its best on D_test. */
-        which: z.enum(['final', 'best']),
+        which: z.enum(['final', 'best']).describe('Which of the parent\'s checkpoint-harness pairs: its final one or its best on D_test'),
         /** The parent's domain (a registry name or a pinned domain-folder reference). */
-        parentDomain: z.string().min(1),
+        parentDomain: z.string().min(1).describe('The parent\'s domain (a registry name or a pinned domain-folder reference)'),
         /** The parent's D_test mean@8 of this pair, as its run recorded it (null: not evaluated). */
-        parentMeanAt8: z.number().nullable().default(null),
+        parentMeanAt8: z.number().describe('The parent\'s D_test mean@8 of this pair, as its run recorded it; null: not evaluated (unit: fraction 0-1)').nullable().default(null),
         /** The bundle folder (kind 'bundle'), as given on the command line, and its manifest's sha256. */
-        bundlePath: z.string().nullable().default(null),
-        bundleManifestSha256: z.string().regex(/^[0-9a-f]{64}$/).nullable().default(null),
+        bundlePath: z.string().describe('The bundle folder (kind bundle) as given on the command line').nullable().default(null),
+        bundleManifestSha256: z.string().regex(/^[0-9a-f]{64}$/).describe('sha256 of the bundle\'s manifest (kind bundle)').nullable().default(null),
       })
+      .describe('Where model.baseCheckpoint and model.baseHarness came from when the run branches off another run or an exported agent bundle (whale run --from); null: a fresh start. A record for audits: it changes nothing')
       .nullable()
       .default(null),
     weight: z
       .strictObject({
-        promptsPerStep: PositiveInt.default(64),
-        samplesPerPrompt: PositiveInt.default(8),
-        temperature: z.number().positive().max(5).default(1.0),
-        topK: z.number().int().min(0).default(20),
+        promptsPerStep: PositiveInt.describe('D_weight prompts per RSFT step (paper: 64) (unit: prompts)').default(64),
+        samplesPerPrompt: PositiveInt.describe('Rollouts per prompt in a step (paper: 8) (unit: samples)').default(8),
+        temperature: z.number().positive().max(5).describe('Sampling temperature of training rollouts').default(1.0),
+        topK: z.number().int().min(0).describe('Top-k sampling of training rollouts; 0: off (unit: tokens)').default(20),
         /** Keep trajectories with reward strictly above this (paper: 0.5). */
-        acceptThreshold: Probability.default(0.5),
-        learningRate: z.number().positive().max(1).default(1e-4),
-        minibatchSize: PositiveInt.default(64),
-        weightDecay: z.number().min(0).default(0),
-        clipNorm: z.number().positive().default(1.0),
+        acceptThreshold: Probability.describe('RSFT keeps trajectories with reward strictly above this (paper: 0.5) (unit: reward 0-1)').default(0.5),
+        learningRate: z.number().positive().max(1).describe('AdamW learning rate of the fine-tune step').default(1e-4),
+        minibatchSize: PositiveInt.describe('Accepted model calls per optimizer step (unit: examples)').default(64),
+        weightDecay: z.number().min(0).describe('AdamW weight decay').default(0),
+        clipNorm: z.number().positive().describe('Gradient clipping: global L2 norm').default(1.0),
         /** Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes. */
-        deterministic: z.boolean().default(false),
+        deterministic: z.boolean().describe('Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes').default(false),
       })
+      .describe('Weight phase: online rejection-sampling fine-tuning (RSFT)')
       .prefault({}),
     harness: z
       .strictObject({
         /** M: candidates per proposal round. */
-        candidatesPerRound: PositiveInt.max(16).default(3),
-        proposer: ProposerConfig.default({ kind: 'builtin' }),
+        candidatesPerRound: PositiveInt.max(16).describe('M: candidates per proposal round (unit: candidates)').default(3),
+        proposer: ProposerConfig.describe('Who writes harness candidates: builtin, coding-agent or openai').default({ kind: 'builtin' }),
         /** Candidates scored at once (bounded by model workers). */
-        maxParallelEvaluations: PositiveInt.default(1),
+        maxParallelEvaluations: PositiveInt.describe('Candidates scored at once, bounded by the model workers (unit: candidates)').default(1),
         /** Rollouts per D_harness task when scoring a candidate (paper: 1). */
-        rolloutsPerTask: PositiveInt.default(1),
+        rolloutsPerTask: PositiveInt.describe('Rollouts per D_harness task when scoring a candidate (paper: 1) (unit: rollouts)').default(1),
         /** Limit D_harness to its first N tasks (null: all, 256 in every paper domain). */
-        taskLimit: PositiveInt.nullable().default(null),
+        taskLimit: PositiveInt.describe('Limit D_harness to its first N tasks; null: all (256 in every paper domain) (unit: tasks)').nullable().default(null),
       })
+      .describe('Harness phase: Meta-Harness search')
       .prefault({}),
-    switching: Switching.default({ kind: 'fixed', weightEpochs: 0.6, harnessRounds: 6 }),
+    switching: Switching.describe('When to switch between weight and harness phases: fixed or patience (whale-adaptive defaults to patience)').default({ kind: 'fixed', weightEpochs: 0.6, harnessRounds: 6 }),
     budget: z
       .strictObject({
         /** Total weight (RSFT) steps over the run; the run ends after the weight phase that reaches it. */
-        totalWeightSteps: z.number().int().min(0).default(30),
+        totalWeightSteps: z.number().int().min(0).describe('Total RSFT steps over the run; the run ends after the weight phase that reaches it (unit: steps)').default(30),
         /** Optional cap on training + search rollouts. */
-        maxRollouts: PositiveInt.nullable().default(null),
+        maxRollouts: PositiveInt.describe('Optional cap on training + search rollouts; null: none (unit: rollouts)').nullable().default(null),
         /** Proposal rounds for harness-only runs and for the harness stage of stagewise runs. */
-        harnessOnlyProposalRounds: PositiveInt.default(10),
+        harnessOnlyProposalRounds: PositiveInt.describe('Proposal rounds of harness-only runs and of the harness stage of stagewise runs (unit: proposal rounds)').default(10),
       })
+      .describe('When the run ends')
       .prefault({}),
     test: z
       .strictObject({
         /** Evaluate on D_test every this many epochs of weight steps (paper: about 0.1). */
-        everyEpochs: Epochs.default(0.1),
-        samplesPerTask: PositiveInt.default(8),
+        everyEpochs: Epochs.describe('Evaluate on D_test every this many epochs of weight steps (paper: about 0.1) (unit: epochs of D_weight)').default(0.1),
+        samplesPerTask: PositiveInt.describe('Samples per D_test task for mean@8 (unit: samples)').default(8),
         /** Limit D_test to its first N tasks (null: all). */
-        taskLimit: PositiveInt.nullable().default(null),
+        taskLimit: PositiveInt.describe('Limit D_test to its first N tasks; null: all (unit: tasks)').nullable().default(null),
       })
+      .describe('Periodic evaluation on D_test (mean@8)')
       .prefault({}),
     execution: z
       .strictObject({
-        modelTaskQueue: z.string().default('whale-model'),
-        proposerTaskQueue: z.string().default('whale-proposer'),
-        rollout: ActivityOptionsV1.prefault({}),
-        fineTune: ActivityOptionsV1.prefault({}),
-        evaluate: ActivityOptionsV1.prefault({ startToCloseTimeout: '4h' }),
-        propose: ActivityOptionsV1.prefault({ startToCloseTimeout: '1h', heartbeatTimeout: '120s' }),
+        modelTaskQueue: z.string().describe('Task queue of the model worker (rollouts, fine-tune steps, evaluations)').default('whale-model'),
+        proposerTaskQueue: z.string().describe('Task queue of the proposer worker (proposals, validation, archive)').default('whale-proposer'),
+        rollout: ActivityOptionsV1.describe('Options of rolloutBatch (training rollouts)').prefault({}),
+        fineTune: ActivityOptionsV1.describe('Options of fineTuneStep').prefault({}),
+        evaluate: ActivityOptionsV1.describe('Options of evaluateTest and evaluateHarness').prefault({ startToCloseTimeout: '4h' }),
+        propose: ActivityOptionsV1.describe('Options of proposeHarnesses and validateHarness').prefault({ startToCloseTimeout: '1h', heartbeatTimeout: '120s' }),
       })
+      .describe('Task queues and activity options (timeouts, retries) of the run')
       .prefault({}),
   })
   .superRefine((c, ctx) => {
