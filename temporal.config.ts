@@ -6,71 +6,75 @@ import { z } from 'zod';
 const Duration = z.string().regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as "500ms", "30s", "10m", "2h" or "1d"');
 
 export const RetryPolicySchema = z.object({
-  initialInterval: Duration.default('2s'),
-  backoffCoefficient: z.number().min(1).default(2),
-  maximumInterval: Duration.default('1m'),
+  initialInterval: Duration.describe('Wait before the first retry (unit: duration string: 500ms, 30s, 10m, 2h, 1d)').default('2s'),
+  backoffCoefficient: z.number().min(1).describe('Each retry waits this many times longer than the last (unit: factor)').default(2),
+  maximumInterval: Duration.describe('Longest wait between retries (unit: duration string)').default('1m'),
   /** 0 = unlimited: a preempted worker's activity waits for the next worker, however long. */
-  maximumAttempts: z.number().int().min(0).default(0),
-  nonRetryableErrorTypes: z.array(z.string()).default(['ConfigError', 'InvalidInput']),
+  maximumAttempts: z.number().int().min(0).describe('Attempts before giving up; 0: unlimited, so a preempted worker\'s activity waits for the next worker (unit: attempts)').default(0),
+  nonRetryableErrorTypes: z.array(z.string()).describe('Error types that fail at once (user and config errors)').default(['ConfigError', 'InvalidInput']),
 });
 
 export const ActivityTimeoutsSchema = z.object({
   /** Per attempt; long enough for the slowest step at the configured sizes. */
-  startToCloseTimeout: Duration,
+  startToCloseTimeout: Duration.describe('Time limit of one attempt; long enough for the slowest step at the configured sizes (unit: duration string)'),
   /** A killed worker is noticed after this long; activities heartbeat well inside it. */
-  heartbeatTimeout: Duration,
-  retry: RetryPolicySchema.default(RetryPolicySchema.parse({})),
+  heartbeatTimeout: Duration.describe('A killed worker is noticed after this long; activities heartbeat well inside it (unit: duration string)'),
+  retry: RetryPolicySchema.describe('Retry policy of the activity').default(RetryPolicySchema.parse({})),
 });
 export type ActivityTimeouts = z.infer<typeof ActivityTimeoutsSchema>;
 
 export const TemporalConfigSchema = z.object({
-  address: z.string().min(1).default('127.0.0.1:7233'),
-  namespace: z.string().min(1).default('default'),
+  address: z.string().min(1).describe('Temporal frontend address (host:port)').default('127.0.0.1:7233'),
+  namespace: z.string().min(1).describe('Temporal namespace of the runs').default('default'),
   /** TLS and API key for a self-hosted cluster or Temporal Cloud; off for the dev server. */
-  tls: z.boolean().default(false),
-  apiKeyEnv: z.string().default('TEMPORAL_API_KEY'),
+  tls: z.boolean().describe('Connect with TLS (a self-hosted cluster or Temporal Cloud); off for the dev server').default(false),
+  apiKeyEnv: z.string().describe('Name of the environment variable holding a Temporal API key (never the key itself)').default('TEMPORAL_API_KEY'),
   /** Mutual TLS and custom CAs (self-hosted clusters, Temporal Cloud with certificates): PEM file paths; any of them turns TLS on. */
-  tlsServerName: z.string().optional(),
-  tlsCaCertPath: z.string().optional(),
-  tlsClientCertPath: z.string().optional(),
-  tlsClientKeyPath: z.string().optional(),
+  tlsServerName: z.string().describe('TLS server name override; setting it turns TLS on').optional(),
+  tlsCaCertPath: z.string().describe('PEM file of a custom CA; setting it turns TLS on (unit: file path)').optional(),
+  tlsClientCertPath: z.string().describe('PEM client certificate for mutual TLS; setting it turns TLS on (unit: file path)').optional(),
+  tlsClientKeyPath: z.string().describe('PEM client key for mutual TLS; setting it turns TLS on (unit: file path)').optional(),
   taskQueues: z
     .object({
-      orchestration: z.string().default('whale-orchestration'),
-      model: z.string().default('whale-model'),
-      proposer: z.string().default('whale-proposer'),
+      orchestration: z.string().describe('Task queue of the orchestration worker (workflows)').default('whale-orchestration'),
+      model: z.string().describe('Task queue of the model worker').default('whale-model'),
+      proposer: z.string().describe('Task queue of the proposer worker').default('whale-proposer'),
     })
+    .describe('Task queue names')
     .prefault({}),
   devServer: z
     .object({
-      ip: z.string().default('127.0.0.1'),
-      port: z.number().int().min(1).max(65535).default(7233),
-      uiPort: z.number().int().min(1).max(65535).default(8233),
+      ip: z.string().describe('Address `whale dev` binds the dev server to').default('127.0.0.1'),
+      port: z.number().int().min(1).max(65535).describe('Port of the dev server\'s frontend (unit: TCP port)').default(7233),
+      uiPort: z.number().int().min(1).max(65535).describe('Port of the dev server\'s Web UI (unit: TCP port)').default(8233),
       /** Project-local data folder: the SQLite database lives here and survives restarts. */
-      dataDir: z.string().default('.data/temporal'),
+      dataDir: z.string().describe('Project-local data folder: the SQLite database lives here and survives restarts (unit: directory, relative to the project)').default('.data/temporal'),
       /** Namespace retention long enough to audit multi-day runs. */
-      retention: Duration.default('720h'),
+      retention: Duration.describe('Namespace retention `whale dev` sets: closed runs stay auditable (and their artifacts kept by whale gc) this long (unit: duration string)').default('720h'),
     })
+    .describe('The dev server `whale dev` starts')
     .prefault({}),
   activities: z
     .object({
-      rollout: ActivityTimeoutsSchema.default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      fineTune: ActivityTimeoutsSchema.default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      evaluate: ActivityTimeoutsSchema.default({ startToCloseTimeout: '4h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      propose: ActivityTimeoutsSchema.default({ startToCloseTimeout: '1h', heartbeatTimeout: '120s', retry: RetryPolicySchema.parse({}) }),
-      validate: ActivityTimeoutsSchema.default({ startToCloseTimeout: '10m', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
+      rollout: ActivityTimeoutsSchema.describe('Defaults for rolloutBatch').default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
+      fineTune: ActivityTimeoutsSchema.describe('Defaults for fineTuneStep').default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
+      evaluate: ActivityTimeoutsSchema.describe('Defaults for evaluateTest and evaluateHarness').default({ startToCloseTimeout: '4h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
+      propose: ActivityTimeoutsSchema.describe('Defaults for proposeHarnesses').default({ startToCloseTimeout: '1h', heartbeatTimeout: '120s', retry: RetryPolicySchema.parse({}) }),
+      validate: ActivityTimeoutsSchema.describe('Defaults for validateHarness').default({ startToCloseTimeout: '10m', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
     })
+    .describe('Activity timeouts and retry policies')
     .prefault({}),
   worker: z
     .object({
       /** On SIGTERM in-flight activities get this long to heartbeat their cursor before cancellation. */
-      shutdownGraceTime: Duration.default('30s'),
-      modelConcurrency: z.number().int().min(1).default(1),
-      proposerConcurrency: z.number().int().min(1).default(2),
+      shutdownGraceTime: Duration.describe('On SIGTERM in-flight activities get this long to heartbeat their cursor before cancellation (unit: duration string)').default('30s'),
+      modelConcurrency: z.number().int().min(1).describe('Activities one model worker runs at once (unit: activities)').default(1),
+      proposerConcurrency: z.number().int().min(1).describe('Activities one proposer worker runs at once (unit: activities)').default(2),
     })
+    .describe('Worker processes')
     .prefault({}),
   /** Shared artifact store directory (a network filesystem path for multi-machine workers). */
-  artifactDir: z.string().default('.data/artifacts'),
+  artifactDir: z.string().describe('Shared artifact store directory (a network filesystem path for multi-machine workers) (unit: directory, relative to the project)').default('.data/artifacts'),
 });
 export type TemporalConfig = z.infer<typeof TemporalConfigSchema>;
 
