@@ -60,20 +60,23 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     domain: string; checkpoint: ArtifactRef; harness: ArtifactRef; tasks: readonly EnvTask<unknown>[]; samplesPerTask: number;
     sampling: { temperature: number; topK: number }; runSeed: number; step: number; label: string;
   }): Promise<Trajectory[]> {
-    const instance = domainOf(opts.domain);
-    const backend = await deps.resources.sampler(opts.checkpoint);
-    const harness = await deps.resources.harness(opts.harness);
-    const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
     const total = opts.tasks.length * opts.samplesPerTask;
-    const { trajectories } = await withHeartbeatTimer((beat) => runEpisodes({
-      backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
-      sampling, runSeed: opts.runSeed, step: opts.step,
-      onTurn: (p) => {
-        throwIfCancelled();
-        beat({ phase: opts.label, turn: p.turn, finished: p.finished, total });
-      },
-    }), { phase: opts.label, turn: 0, finished: 0, total });
-    return trajectories;
+    // The timer beats from the start: loading a sampler or a harness can itself outlast a heartbeat timeout.
+    return withHeartbeatTimer(async (beat) => {
+      const instance = domainOf(opts.domain);
+      const backend = await deps.resources.sampler(opts.checkpoint);
+      const harness = await deps.resources.harness(opts.harness);
+      const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
+      const { trajectories } = await runEpisodes({
+        backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
+        sampling, runSeed: opts.runSeed, step: opts.step,
+        onTurn: (p) => {
+          throwIfCancelled();
+          beat({ phase: opts.label, turn: p.turn, finished: p.finished, total });
+        },
+      });
+      return trajectories;
+    }, { phase: opts.label, turn: 0, finished: 0, total });
   }
 
   return {
@@ -132,7 +135,9 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
 
     async fineTuneStep(input: FineTuneStepInput): Promise<FineTuneStepResult> {
       const resumeFrom = resumeDetails();
-      return withHeartbeatTimer((beat) => runFineTuneStep(deps, input, { heartbeat: beat, throwIfCancelled, resumeFrom, partialEveryMs: deps.partialCheckpointEveryMs }), resumeFrom);
+      // Until the step beats itself (loading the trainer takes a while) the timer re-sends the previous
+      // attempt's resume point, or plain progress 0 on a first attempt.
+      return withHeartbeatTimer((beat) => runFineTuneStep(deps, input, { heartbeat: beat, throwIfCancelled, resumeFrom, partialEveryMs: deps.partialCheckpointEveryMs }), resumeFrom ?? { kind: 'fine-tune-progress', progress: 0 });
     },
 
     async evaluateTest(input: EvaluateTestInput): Promise<EvaluateTestResult> {
