@@ -154,7 +154,7 @@ export interface LoadedDomainModule {
 const loaded = new Map<string, LoadedDomainModule>();
 
 function describeIssues(error: z.ZodError): string {
-  return error.issues.slice(0, 12).map((i) => `  - ${i.path.length ? i.path.join('.') : '(export)'}: ${i.message}`).join('\n');
+  return error.issues.slice(0, 30).map((i) => `  - ${i.path.length ? i.path.join('.') : '(export)'}: ${i.message}`).join('\n');
 }
 
 function insideFolder(dir: string, rel: string, what: string): string {

@@ -1,5 +1,6 @@
 // The domain registry: names used in run configs ('search-qa', 'math', 'chess') mapped to Domain objects.
-// Users add their own domain by implementing `Domain` (see docs/adding-a-domain.md) and passing it here.
+// Users add their own domain by implementing `Domain` (see docs/adding-a-domain.md) and passing it here, or
+// without touching the project, as a folder a run names by path (domains/external.ts, docs/bring-your-own-domain.md).
 import { chessDomain } from './chess';
 import { mathDomain } from './math';
 import { searchQaDomain } from './search-qa';

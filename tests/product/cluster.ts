@@ -53,9 +53,16 @@ export async function startProductCluster(prefix: string, portBase: number): Pro
   }
   return {
     dir, env, artifactDir,
-    whale: (args, opts = {}) => spawnSync(process.execPath, [path.join(ROOT, 'bin', 'whale.js'), ...args], {
-      encoding: 'utf8', env: { ...env, ...opts.env }, cwd: opts.cwd ?? dir, timeout: opts.timeoutMs ?? 900_000,
-    }),
+    whale: (args, opts = {}) => {
+      // The CLI gives up connecting after 5 s; on a machine loaded far past its cores that can happen while
+      // the server is up. It fails before doing anything then, so trying again is safe.
+      for (let attempt = 1; ; attempt++) {
+        const r = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'whale.js'), ...args], {
+          encoding: 'utf8', env: { ...env, ...opts.env }, cwd: opts.cwd ?? dir, timeout: opts.timeoutMs ?? 900_000,
+        });
+        if (r.status === 0 || attempt >= 5 || !/cannot reach the Temporal server .*Failed to connect/.test(r.stderr) || dev === null) return r;
+      }
+    },
     stop,
     async teardown() {
       await stop();
