@@ -51,6 +51,10 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
   const spe = computeStepsPerEpoch(t.splitSizes.weight, config.weight.promptsPerStep);
   const out: PhaseExplanation[] = [];
   const stopAt = t.messages.find((m) => m.name === 'stop' || m.name === 'stopRun');
+  // A stop that finishes the step in flight ends the phase after that step; one between steps (or one that
+  // abandons the step) ends it after the steps already done.
+  const stopMode = ((stopAt?.args[0] ?? {}) as { mode?: string }).mode ?? 'finish-step';
+  const stopAfterStep = stopAt ? stopAt.atWeightStep + (stopAt.stepInFlight && stopMode !== 'abandon-step' ? 1 : 0) : null;
   let stepIdx = 0;
   let harnessIdx = 0;
   for (let stage = 0; ; stage++) {
@@ -80,7 +84,7 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
         }
         const budget = s.step >= config.budget.totalWeightSteps;
         if (budget) fired = `budget reached: ${s.step}/${config.budget.totalWeightSteps} weight steps`;
-        else if (stopAt && stopAt.atWeightStep <= s.step && stopAt.atWeightStep >= start) fired = 'stopped on request';
+        else if (stopAfterStep !== null && stopAfterStep <= s.step && stopAfterStep >= start) fired = 'stopped on request';
         else if (!fired && policy.kind === 'fixed' && plan.length === 'switching' && inPhase >= epochsToSteps(policy.weightEpochs, spe)) {
           fired = `fixed schedule: ${inPhase} steps = E ${policy.weightEpochs} epochs x ${spe} steps/epoch`;
         }

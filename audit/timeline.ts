@@ -43,6 +43,8 @@ export interface MessageFact {
   args: unknown[];
   /** Weight steps completed when it arrived. */
   atWeightStep: number;
+  /** A weight step (rollout batch or fine-tune step) was in flight when it arrived. */
+  stepInFlight: boolean;
 }
 
 export interface Timeline {
@@ -77,6 +79,8 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
   let training = 0;
   for (const history of histories) {
     const scheduled = new Map<string, { type: string; input: unknown }>();
+    // Weight-step activities scheduled and not yet closed (completed, failed, timed out or cancelled).
+    const inFlight = new Set<string>();
     for (const e of history.events ?? []) {
       const started = e.workflowExecutionStartedEventAttributes;
       if (started && t.input === undefined) t.input = decode(started.input)[0];
@@ -84,8 +88,11 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
       if (s) {
         const input = decode(s.input)[0];
         scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '', input });
+        if (s.activityType?.name === 'rolloutBatch' || s.activityType?.name === 'fineTuneStep') inFlight.add(String(e.eventId));
         if (s.activityType?.name === 'prepareRun') t.config = ((input as { config?: RunConfig }).config ?? t.config) as RunConfig | null;
       }
+      const closed = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+      if (closed) inFlight.delete(String(closed.scheduledEventId));
       const c = e.activityTaskCompletedEventAttributes;
       if (c) {
         const act = scheduled.get(String(c.scheduledEventId));
@@ -110,9 +117,9 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
         }
       }
       const sig = e.workflowExecutionSignaledEventAttributes;
-      if (sig) t.messages.push({ kind: 'signal', name: sig.signalName ?? '', args: decode(sig.input), atWeightStep: t.steps.length });
+      if (sig) t.messages.push({ kind: 'signal', name: sig.signalName ?? '', args: decode(sig.input), atWeightStep: t.steps.length, stepInFlight: inFlight.size > 0 });
       const upd = e.workflowExecutionUpdateAcceptedEventAttributes;
-      if (upd) t.messages.push({ kind: 'update', name: upd.acceptedRequest?.input?.name ?? '', args: decode(upd.acceptedRequest?.input?.args), atWeightStep: t.steps.length });
+      if (upd) t.messages.push({ kind: 'update', name: upd.acceptedRequest?.input?.name ?? '', args: decode(upd.acceptedRequest?.input?.args), atWeightStep: t.steps.length, stepInFlight: inFlight.size > 0 });
       const can = e.workflowExecutionContinuedAsNewEventAttributes;
       if (can) {
         const carried = decode(can.input)[1] as { phases?: PhaseRecord[] } | undefined;

@@ -37,7 +37,7 @@ export const Switching = z.discriminatedUnion('kind', [FixedSwitching, PatienceS
 export type Switching = z.infer<typeof Switching>;
 
 const ProposerConfig = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('builtin') }),
+  z.strictObject({ kind: z.literal('builtin').describe('The built-in proposer: deterministic edits from a catalogue, seeded by the run seed and the round') }),
   z.strictObject({
     kind: z.literal('coding-agent').describe('A coding-agent CLI (argv, no shell) run in a copy of the archive'),
     /** argv of the agent CLI; it runs with its cwd in a copy of the archive. */
