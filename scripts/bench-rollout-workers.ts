@@ -1,0 +1,126 @@
+// Rollout throughput with 1 model worker x 1 thread vs 2 model workers x 1 thread (issue 12, acceptance b).
+// For each configuration: a fresh dev server, one orchestration worker, the model workers as separate
+// processes, and the same load: R concurrent weights-only runs of S steps whose fine-tune steps accept
+// nothing (acceptThreshold 1), so model-worker time is rollouts. Throughput = rollouts (and generated
+// tokens) of every rolloutBatch / wall time from the first start to the last run's end.
+//
+//   node --import tsx scripts/bench-rollout-workers.ts [--runs 4] [--steps 3] [--prompts 32] [--samples 8] [--out file.json]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { loadTemporalConfig } from '../temporal.config';
+import { startDevServer, stopChild } from '../cli/dev-server';
+import { connectClient } from '../workers/connection';
+import type { RolloutBatchResult } from '../activities/types';
+
+const ROOT = path.resolve(__dirname, '..');
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const n = Number(process.argv[i + 1]);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  return n;
+}
+
+const RUNS = arg('runs', 4);
+const STEPS = arg('steps', 3);
+const PROMPTS = arg('prompts', 32);
+const SAMPLES = arg('samples', 8);
+const outIndex = process.argv.indexOf('--out');
+const OUT = outIndex >= 0 ? process.argv[outIndex + 1] : undefined;
+
+interface Measured {
+  modelWorkers: number;
+  wallSeconds: number;
+  rollouts: number;
+  tokens: number;
+  rolloutsPerSecond: number;
+  tokensPerSecond: number;
+  batchesPerWorker: Record<string, number>;
+}
+
+async function measure(modelWorkers: number, portOffset: number): Promise<Measured> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'whale-bench-workers-'));
+  const port = 28000 + ((process.pid + portOffset * 17) % 3000);
+  const env = {
+    WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
+    WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
+  };
+  const config = loadTemporalConfig({}, { ...process.env, ...env });
+  const server = await startDevServer({ config, headless: true, quiet: true });
+  const children: ChildProcess[] = [];
+  const start = (kind: string, name: string, extra: Record<string, string> = {}) => {
+    const log = openSync(path.join(dir, `${name}.log`), 'a');
+    children.push(spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers', 'main.ts'), kind], { env: { ...process.env, ...env, ...extra }, stdio: ['ignore', log, log] }));
+  };
+  try {
+    const client = await connectClient(config);
+    start('orchestration', 'orchestration');
+    for (let i = 0; i < modelWorkers; i++) start('model', `model-${i}`, { WHALE_MODEL_THREADS: '1' });
+    // A warm-up run per worker loads the sampler and domain before the clock starts.
+    const cfg = (seed: number, steps: number) => ({
+      version: 1, method: 'weights-only', domain: 'math', seed,
+      weight: { promptsPerStep: PROMPTS, samplesPerPrompt: SAMPLES, acceptThreshold: 1 },
+      budget: { totalWeightSteps: steps },
+      test: { everyEpochs: 1000, samplesPerTask: 1, taskLimit: 1 },
+    });
+    const q = config.taskQueues.orchestration;
+    await Promise.all(Array.from({ length: modelWorkers * 2 }, (_, i) => client.workflow.execute('whaleRun', { taskQueue: q, workflowId: `warmup-${i}`, args: [cfg(900 + i, 1)] })));
+    const t0 = Date.now();
+    const ids = Array.from({ length: RUNS }, (_, i) => `bench-${i}`);
+    await Promise.all(ids.map((id, i) => client.workflow.execute('whaleRun', { taskQueue: q, workflowId: id, args: [cfg(i, STEPS)] })));
+    const wallSeconds = (Date.now() - t0) / 1000;
+    let rollouts = 0;
+    let tokens = 0;
+    const batchesPerWorker: Record<string, number> = {};
+    for (const id of ids) {
+      const history = await client.workflow.getHandle(id).fetchHistory();
+      const scheduled = new Map<string, string>();
+      const identity = new Map<string, string>();
+      for (const e of history.events ?? []) {
+        if (e.activityTaskScheduledEventAttributes) scheduled.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+        if (e.activityTaskStartedEventAttributes) identity.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), e.activityTaskStartedEventAttributes.identity ?? '');
+        const c = e.activityTaskCompletedEventAttributes;
+        if (c && scheduled.get(String(c.scheduledEventId)) === 'rolloutBatch') {
+          const r = JSON.parse(Buffer.from(c.result?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as RolloutBatchResult;
+          rollouts += r.rollouts;
+          tokens += r.tokens;
+          const who = identity.get(String(c.scheduledEventId)) ?? '?';
+          batchesPerWorker[who] = (batchesPerWorker[who] ?? 0) + 1;
+        }
+      }
+    }
+    return { modelWorkers, wallSeconds, rollouts, tokens, rolloutsPerSecond: rollouts / wallSeconds, tokensPerSecond: tokens / wallSeconds, batchesPerWorker };
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await stopChild(server, 15_000);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  process.stderr.write(`[bench] load: ${RUNS} concurrent weights-only runs x ${STEPS} steps x ${PROMPTS} prompts x ${SAMPLES} samples (math, embedded sampler, 1 thread per model worker)\n`);
+  const one = await measure(1, 0);
+  process.stderr.write(`[bench] 1 model worker : ${one.rolloutsPerSecond.toFixed(2)} rollouts/s, ${one.tokensPerSecond.toFixed(0)} tok/s (${one.wallSeconds.toFixed(1)} s)\n`);
+  const two = await measure(2, 1);
+  process.stderr.write(`[bench] 2 model workers: ${two.rolloutsPerSecond.toFixed(2)} rollouts/s, ${two.tokensPerSecond.toFixed(0)} tok/s (${two.wallSeconds.toFixed(1)} s); batches per worker ${JSON.stringify(two.batchesPerWorker)}\n`);
+  const report = {
+    command: `node --import tsx scripts/bench-rollout-workers.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    load: { runs: RUNS, steps: STEPS, prompts: PROMPTS, samples: SAMPLES },
+    oneWorker: one, twoWorkers: two,
+    ratio: two.rolloutsPerSecond / one.rolloutsPerSecond,
+    target: 1.6,
+    loadAverage: (await import('node:os')).loadavg(),
+  };
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  process.stderr.write(`[bench] ratio 2/1 = ${report.ratio.toFixed(2)} (target >= 1.6)\n`);
+  if (OUT) writeFileSync(OUT, JSON.stringify(report, null, 2) + '\n');
+}
+
+main().then(() => process.exit(0), (err: Error) => {
+  process.stderr.write(`[bench] failed: ${err.message}\n`);
+  process.exit(1);
+});

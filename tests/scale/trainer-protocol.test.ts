@@ -1,0 +1,114 @@
+// The external-trainer protocol end to end with the project's own trainer: the dataset carries exactly the
+// embedded trainer's examples; `whale train-external` as a command and as an HTTP endpoint produces the same
+// checkpoint bytes as the embedded fine-tune step in deterministic mode; a rejected request fails the step
+// without retries.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { DirectoryArtifactStore } from '../../store/artifact-store';
+import { encodeText, renderChatPrompt, SPECIAL_TOKENS } from '../../model';
+import { trainingExamplesFromTrajectories, trajectoriesToJsonl, type Trajectory } from '../../agent/trajectory';
+import { datasetFromTrajectories, datasetToJsonl, examplesFromDataset } from '../../backends/trainer-protocol';
+import { runExternalFineTuneStep } from '../../backends/external-fine-tune';
+import { runFineTuneStep } from '../../activities/fine-tune';
+import type { ModelActivityDeps } from '../../activities/model-activities';
+import type { FineTuneStepInput } from '../../activities/types';
+import { ROOT, waitFor } from '../workflows/env';
+
+const WHALE = path.join(ROOT, 'bin', 'whale.js');
+let dir: string;
+let store: DirectoryArtifactStore;
+let httpTrainer: ChildProcess | undefined;
+
+before(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'whale-trainer-'));
+  store = new DirectoryArtifactStore(path.join(dir, 'artifacts'));
+});
+after(async () => {
+  if (httpTrainer && httpTrainer.exitCode === null) {
+    const exited = new Promise((r) => httpTrainer?.once('exit', r));
+    httpTrainer.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function trajectory(i: number, reward: 0 | 1): Trajectory {
+  const prompt = renderChatPrompt([{ role: 'system', content: 'Use <calc>.' }, { role: 'user', content: `What is ${i} + ${i + 1}?` }]);
+  const first = [...encodeText(`<calc>${i}+${i + 1}</calc>`)];
+  const second = [...encodeText(`<answer>${2 * i + 1}</answer>`), SPECIAL_TOKENS.END];
+  const prompt2 = renderChatPrompt([{ role: 'user', content: `What is ${i} + ${i + 1}?` }, { role: 'assistant', content: `<calc>${i}+${i + 1}</calc>` }, { role: 'tool', content: String(2 * i + 1) }]);
+  return {
+    schemaVersion: 1, trajectoryId: `t${i}#0@1`, taskId: `t${i}`, itemId: `t${i}`, sampleIndex: 0, runSeed: 1, step: 1, harnessId: 'h', harnessName: 'h0', domain: 'math',
+    modelCalls: [
+      { turn: 0, seed: 1, promptTokens: prompt, generatedTokens: first, logprobs: first.map(() => -0.5), text: '', stopReason: 'stop-string' },
+      { turn: 1, seed: 2, promptTokens: prompt2, generatedTokens: second, logprobs: second.map(() => -0.5), text: '', stopReason: 'stop-token' },
+    ],
+    turns: [], messages: [], finalAnswer: String(2 * i + 1), stopReason: 'answer', stopDetail: '', harnessFailure: null, reward,
+    tokenCounts: { prompt: prompt.length + prompt2.length, generated: first.length + second.length },
+  };
+}
+
+async function stepInput(): Promise<FineTuneStepInput> {
+  const trajectories = Array.from({ length: 6 }, (_, i) => trajectory(i, i % 3 === 0 ? 0 : 1));
+  return {
+    runId: 'r', step: 1, seed: 5, acceptThreshold: 0.5, learningRate: 1e-4, minibatchSize: 4, weightDecay: 0, clipNorm: 1, deterministic: true,
+    checkpoint: await store.put('checkpoint', readFileSync(path.join(ROOT, 'data', 'base-policies', 'math.ckpt'))),
+    trajectories: await store.put('trajectories', trajectoriesToJsonl(trajectories)),
+  };
+}
+
+const ctx = { heartbeat: () => undefined, throwIfCancelled: () => undefined };
+
+describe('external-trainer protocol', () => {
+  it('carries exactly the embedded trainer\'s examples in its dataset', () => {
+    const trajectories = Array.from({ length: 4 }, (_, i) => trajectory(i, i === 2 ? 0 : 1));
+    const records = datasetFromTrajectories(trajectories, 0.5);
+    assert.equal(records.length, 6);
+    assert.deepEqual(records[0].loss_mask, [0, 0, 1]);
+    assert.equal(records[1].messages[records[1].messages.length - 1].content, '<answer>1</answer>');
+    const want = trainingExamplesFromTrajectories(trajectories, { minReward: 0.5 });
+    assert.deepEqual(examplesFromDataset(datasetToJsonl(records)), want);
+    // Without ids, the messages and masks give the same tokens; only the reply (and its <|end|>) is trained.
+    const noIds = records.map(({ prompt_token_ids: _p, completion_token_ids: _c, ...r }) => r);
+    const fromMessages = examplesFromDataset(datasetToJsonl(noIds));
+    // A reply that ended with <|end|> renders to the very same example; one cut at a stop string gains its <|end|>.
+    assert.deepEqual(fromMessages[1], want[1]);
+    assert.deepEqual(fromMessages[0].tokens, [...want[0].tokens, SPECIAL_TOKENS.END]);
+    assert.deepEqual(fromMessages[0].weights, [...want[0].weights, 1]);
+  });
+
+  it('trains through `whale train-external` as a command and over HTTP to the embedded step\'s checkpoint', async (t) => {
+    const input = await stepInput();
+    const embedded = await runFineTuneStep({ store, threads: 1 } as unknown as ModelActivityDeps, input, { ...ctx, resumeFrom: undefined });
+    assert.ok(embedded.updated && embedded.minibatches >= 1);
+
+    const viaCommand = await runExternalFineTuneStep({ store: new DirectoryArtifactStore(path.join(dir, 'a2')), artifactRoot: path.join(dir, 'a2'), trainer: { kind: 'command', command: [process.execPath, WHALE, 'train-external', '--threads', '1'], timeoutMs: 600_000 } }, await copyInputs(input, path.join(dir, 'a2')), ctx);
+    assert.equal(viaCommand.checkpoint.sha256, embedded.checkpoint.sha256, 'command trainer checkpoint');
+    assert.equal(viaCommand.minibatches, embedded.minibatches);
+    assert.equal(viaCommand.acceptedTokens, embedded.acceptedTokens);
+
+    httpTrainer = spawn(process.execPath, [WHALE, 'train-external', '--port', '0', '--threads', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    httpTrainer.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    const url = await waitFor('the HTTP trainer to listen', async () => /(http:\/\/\S+\/train)/.exec(out)?.[1], 120_000);
+    const root3 = path.join(dir, 'a3');
+    const viaHttp = await runExternalFineTuneStep({ store: new DirectoryArtifactStore(root3), artifactRoot: root3, trainer: { kind: 'http', url, timeoutMs: 600_000 } }, await copyInputs(input, root3), ctx);
+    assert.equal(viaHttp.checkpoint.sha256, embedded.checkpoint.sha256, 'HTTP trainer checkpoint');
+    t.diagnostic(`embedded, command and HTTP trainers: checkpoint ${embedded.checkpoint.sha256.slice(0, 16)}, ${embedded.minibatches} minibatches`);
+
+    // A rejected request (here: a dataset whose bytes do not match their hash) fails without retries.
+    await assert.rejects(
+      runExternalFineTuneStep({ store: new DirectoryArtifactStore(root3), artifactRoot: root3, trainer: { kind: 'command', command: [process.execPath, '-e', 'process.stderr.write("bad request"); process.exit(2)'], timeoutMs: 60_000 } }, { ...input, step: 2 }, ctx),
+      (err: Error & { nonRetryable?: boolean; type?: string }) => err.nonRetryable === true && err.type === 'ExternalTrainerError' && /exit 2/.test(err.message),
+    );
+  });
+});
+
+async function copyInputs(input: FineTuneStepInput, root: string): Promise<FineTuneStepInput> {
+  const s = new DirectoryArtifactStore(root);
+  return { ...input, checkpoint: await s.put('checkpoint', await store.get(input.checkpoint)), trajectories: await s.put('trajectories', await store.get(input.trajectories)) };
+}
