@@ -86,7 +86,8 @@ export function registerBenchCommand(program: Command): void {
     .option('--workflow-id <id>', 'or a finished run on the server, for the orchestration overhead')
     .option('--out <file>', 'also write the results as JSON here')
     .action(async (o: { threads: string; steps: string; quick?: boolean; python: string; history?: string; workflowId?: string; out?: string }) => {
-      const { runRuntimeBench } = await import('../bench/runtime');
+      // Loaded on use (it loads onnxruntime-node); require, as `bin/whale.js` registers tsx for CommonJS only.
+      const { runRuntimeBench } = require('../bench/runtime') as typeof import('../bench/runtime');
       const threads = Number(o.threads);
       const steps = Number(o.steps);
       if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number >= 1, got '${o.threads}'`);
