@@ -68,7 +68,7 @@ const executions: string[] = [];
  */
 async function twice<I, R>(name: keyof WhaleActivities, fn: (input: I) => Promise<R>, input: I, writes = true): Promise<R> {
   const before = contents();
-  const first = await new MockActivityEnvironment({ attempt: 1 }).run(fn, input);
+  const first = (await new MockActivityEnvironment({ attempt: 1 }).run(fn, input)) as R;
   const afterFirst = contents();
   const second = await new MockActivityEnvironment({ attempt: 2 }).run(fn, input);
   const afterSecond = contents();
