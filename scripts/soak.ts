@@ -16,7 +16,8 @@ const USAGE = `usage: node --import tsx scripts/soak.ts [--seed N] [--kills N] [
 
   --kills N          kills in all (default 30; with only --server-kills given: that many)
   --server-kills N   how many of the kills hit the dev server (default: kills / 10)
-  --steps N          weight steps of the run; 3 per weight phase (default: 6, or 9 for 20+ kills)
+  --steps N          weight steps of the run (default: 4, or 9 for 20+ kills)
+  --phase-steps N    weight steps per weight phase; a harness phase runs between them (default: 2, or 3 for 20+ kills)
   --heartbeat S      heartbeat timeout of every activity in seconds (default 10)
   --targets LIST     worker targets to draw from (default all): ${WORKER_TARGETS.join(', ')}
   --no-cache         always run the uninterrupted reference (default: reuse .data/soak/reference-<key>.json
@@ -25,7 +26,7 @@ const USAGE = `usage: node --import tsx scripts/soak.ts [--seed N] [--kills N] [
 function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      seed: { type: 'string', default: '1' }, kills: { type: 'string' }, 'server-kills': { type: 'string' }, steps: { type: 'string' },
+      seed: { type: 'string', default: '1' }, kills: { type: 'string' }, 'server-kills': { type: 'string' }, steps: { type: 'string' }, 'phase-steps': { type: 'string' },
       heartbeat: { type: 'string', default: '10' }, targets: { type: 'string' }, 'no-cache': { type: 'boolean', default: false },
       json: { type: 'string' }, keep: { type: 'boolean', default: false }, port: { type: 'string' }, 'deadline-minutes': { type: 'string', default: '120' },
       help: { type: 'boolean', default: false },
@@ -47,10 +48,11 @@ function main(): Promise<number> {
   if (serverKills > kills) throw new Error(`--server-kills (${serverKills}) cannot exceed --kills (${kills})`);
   const targets = values.targets?.split(',').map((t) => t.trim()) as KillTarget[] | undefined;
   for (const t of targets ?? []) if (!WORKER_TARGETS.includes(t)) throw new Error(`unknown target '${t}': use ${WORKER_TARGETS.join(', ')}`);
-  const steps = int('steps', values.steps, 1) ?? (kills >= 20 ? 9 : 6);
+  const steps = int('steps', values.steps, 1) ?? (kills >= 20 ? 9 : 4);
+  const stepsPerPhase = int('phase-steps', values['phase-steps'], 1) ?? (kills >= 20 ? 3 : 2);
   const started = Date.now();
   return runSoak({
-    seed: int('seed', values.seed, 0) ?? 1, kills, serverKills, targets, steps,
+    seed: int('seed', values.seed, 0) ?? 1, kills, serverKills, targets, steps, stepsPerPhase,
     heartbeatSeconds: int('heartbeat', values.heartbeat, 2) ?? 10,
     referenceCache: values['no-cache'] ? null : path.join(ROOT, '.data', 'soak', 'reference-{key}.json'),
     deadlineMs: (int('deadline-minutes', values['deadline-minutes'], 1) ?? 120) * 60_000,
@@ -71,7 +73,7 @@ function table(rows: string[][]): string {
 
 export function printReport(r: SoakReport, wallMs: number): void {
   const o = r.options;
-  console.log(`\n## Soak: seed ${o.seed}, ${r.kills.length} kills (${r.kills.filter((k) => k.target === 'server').length} of the server), ${o.steps} weight steps, heartbeat timeout ${o.heartbeatSeconds} s\n`);
+  console.log(`\n## Soak: seed ${o.seed}, ${r.kills.length} kills (${r.kills.filter((k) => k.target === 'server').length} of the server), ${o.steps} weight steps (${o.stepsPerPhase} per phase), heartbeat timeout ${o.heartbeatSeconds} s\n`);
   console.log(table([
     ['#', 't (s)', 'target', 'signal', 'state at the kill', 'recovery (s)', 'redone rollouts', 'redone minibatches', 'redone (s)', 'bound (s)', 'ok'],
     ...r.kills.map((k) => [

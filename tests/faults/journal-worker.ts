@@ -50,8 +50,13 @@ const journalInterceptor: ActivityInterceptorsFactory = (ctx) => {
   const inbound: ActivityInboundCallsInterceptor = {
     async execute(input, next) {
       const beat = ctx.heartbeat;
+      let previous = '';
       (ctx as { heartbeat: (d?: unknown) => void }).heartbeat = (details?: unknown) => {
-        write(ctx, 'hb', { d: trim(details) });
+        // Timer beats repeat the last progress: only changes are journaled.
+        const d = trim(details);
+        const text = JSON.stringify(d ?? null);
+        if (text !== previous) write(ctx, 'hb', { d });
+        previous = text;
         beat(details);
       };
       write(ctx, 'start', { d: trim(ctx.info.heartbeatDetails) });

@@ -36,8 +36,9 @@ export interface SoakOptions {
   serverKills: number;
   /** Only these worker targets (default: all). */
   targets?: readonly KillTarget[];
-  /** Total weight steps of the run (3 per weight phase, a harness phase between). */
+  /** Total weight steps of the run, and steps per weight phase (a harness phase between weight phases). */
   steps: number;
+  stepsPerPhase: number;
   /** Heartbeat timeout of every activity, seconds (the SDK heartbeats every 80 % of it). */
   heartbeatSeconds: number;
   /** Reference result: a JSON file to read (or write after an uninterrupted run). null: always run it. */
@@ -50,13 +51,13 @@ export interface SoakOptions {
 }
 
 /** The small deterministic run the soak uses (sizes shrunk from presets/demo.json). */
-export function soakRunConfig(seed: number, steps: number, heartbeatSeconds: number): Record<string, unknown> {
+export function soakRunConfig(seed: number, steps: number, stepsPerPhase: number, heartbeatSeconds: number): Record<string, unknown> {
   const hb = `${heartbeatSeconds}s`;
   return {
     version: 1, name: `soak seed ${seed}`, method: 'whale-fixed', domain: 'math', seed,
-    // D_weight has 2488 prompts: 16 per step is 155.5 steps per epoch, so E = 0.02 is 3 steps per weight phase.
+    // D_weight has 2488 prompts: 16 per step is 155.5 steps per epoch, so E = k / 155.5 is k steps per weight phase.
     weight: { promptsPerStep: 16, samplesPerPrompt: 8, learningRate: 1e-4, minibatchSize: 4, deterministic: true },
-    switching: { kind: 'fixed', weightEpochs: 0.02, harnessRounds: 2 },
+    switching: { kind: 'fixed', weightEpochs: Math.round((stepsPerPhase / 155.5) * 1e6) / 1e6, harnessRounds: 2 },
     harness: { candidatesPerRound: 2, taskLimit: 16 },
     budget: { totalWeightSteps: steps },
     test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 16 },
@@ -262,7 +263,10 @@ function sourceKey(config: Record<string, unknown>): string {
   };
   const product = ['activities', 'agent', 'model', 'training', 'workflows', 'domains', 'store', 'harness-sandbox', 'workers', 'data'];
   const state = git(['rev-parse', 'HEAD']) + git(['diff', 'HEAD', '--', ...product]) + git(['status', '--porcelain', '--', ...product]);
-  return createHash('sha256').update(JSON.stringify(config)).update(state).digest('hex').slice(0, 16);
+  // Timeouts do not change what a deterministic run computes: runs that differ only there share a reference.
+  const { execution: _timeouts, ...computed } = config;
+  void _timeouts;
+  return createHash('sha256').update(JSON.stringify(computed)).update(state).digest('hex').slice(0, 16);
 }
 
 // ---------------------------------------------------------------------------------------------- the soak
@@ -270,7 +274,7 @@ function sourceKey(config: Record<string, unknown>): string {
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const log = opts.log ?? (() => undefined);
   const rng = mulberry32(opts.seed * 2654435761 + 0x50a4);
-  const config = soakRunConfig(opts.seed, opts.steps, opts.heartbeatSeconds);
+  const config = soakRunConfig(opts.seed, opts.steps, opts.stepsPerPhase, opts.heartbeatSeconds);
   const hbIntervalS = 0.8 * opts.heartbeatSeconds;
   const journalFile = path.join(ROOT, '.data', 'soak', `journal-${process.pid}-${Date.now()}.jsonl`);
   mkdirSync(path.dirname(journalFile), { recursive: true });
@@ -281,6 +285,12 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     workerEnv: { WHALE_MODEL_THREADS: '1', WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_SHUTDOWN_GRACE: '5s' },
   });
   const tail = new JournalTail(journalFile);
+  const interrupted = (sig: NodeJS.Signals) => {
+    stopping = true;
+    void cluster.teardown().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   const kinds: WorkerKind[] = ['orchestration', 'model', 'proposer'];
   const planned = new Set<ChildProcess>();
   const unplannedExits: string[] = [];
@@ -323,7 +333,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       log(`reference: uninterrupted run ${id} ...`);
       const began = Date.now();
       await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
-      await withDeadline(cluster.client.workflow.getHandle(id).result(), opts.deadlineMs, `the uninterrupted run ${id}`);
+      await withDeadline(waitClosed(cluster, id), opts.deadlineMs, `the uninterrupted run ${id}`);
       tail.poll();
       reference = { ...(await outcomeOf(cluster, id, began, tail.lines)), fromCache: false };
       log(`reference: ${reference.status} in ${(reference.durationMs / 1000).toFixed(0)} s, final checkpoint ${reference.summary?.finalCheckpoint.sha256.slice(0, 16)}`);
@@ -339,7 +349,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     log(`killed run ${id}: ${opts.kills} kills (${opts.serverKills} of the dev server), seed ${opts.seed}`);
     await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
     let done = false;
-    const result = cluster.client.workflow.getHandle(id).result().then(() => (done = true), () => (done = true));
+    const result = waitClosed(cluster, id).then(() => (done = true));
     const kills = await injectKills({ opts, rng, cluster, tail, wf: id, isDone: () => done, start, killWorker, log, t0: began, deadline: began + opts.deadlineMs });
     await withDeadline(result, Math.max(1000, began + opts.deadlineMs - Date.now()), `the killed run ${id}`);
     tail.poll();
@@ -376,7 +386,28 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     };
   } finally {
     stopping = true;
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     await cluster.teardown();
+  }
+}
+
+/** Resolves once the run is closed (completed, failed, ...); waiting survives the server going away meanwhile. */
+async function waitClosed(cluster: FaultCluster, workflowId: string): Promise<void> {
+  for (;;) {
+    try {
+      await cluster.client.workflow.getHandle(workflowId).result();
+      return;
+    } catch {
+      // Either the run failed (closed: done) or the server was unreachable for a while (ask again).
+      try {
+        const d = await cluster.client.workflow.getHandle(workflowId).describe();
+        if (d.status.name !== 'RUNNING') return;
+      } catch {
+        // Still unreachable.
+      }
+      await sleep(1000);
+    }
   }
 }
 
@@ -561,8 +592,9 @@ async function finishWorkerKill(c: InjectContext, rec: KillRecord, kind: WorkerK
   const deadline = Date.now() + 10 * 60_000;
   for (;;) {
     c.tail.poll();
-    const again = c.tail.lines.some((l) => l.t >= began && l.wf === c.wf && `${l.run}|${l.aid}` === victim.aid && l.ev === 'start');
-    if (again || c.isDone()) break;
+    const mine = c.tail.lines.filter((l) => l.wf === c.wf && `${l.run}|${l.aid}` === victim.aid);
+    // A new attempt started, or the activity completed anyway (a SIGTERMed worker finishing within its grace).
+    if (mine.some((l) => (l.t >= began && l.ev === 'start') || (l.ev === 'end' && l.ok)) || c.isDone()) break;
     if (Date.now() > deadline) {
       rec.note = 'the interrupted activity did not start again within 10 min';
       break;
