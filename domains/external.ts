@@ -80,9 +80,9 @@ export interface DomainRef {
   sha256: string | null;
 }
 
-/** True for a domain reference (`file:` URL or a path); false for a registry name such as 'math'. */
+/** True for a domain reference (`file:` URL or a path); false for a registry name such as 'math' (never has a '/'). */
 export function isDomainPath(value: string): boolean {
-  return value.startsWith('file:') || value.startsWith('/') || value.startsWith('./') || value.startsWith('../') || value === '.' || value === '..';
+  return value.startsWith('file:') || value.includes('/') || value.includes(path.sep) || value === '.' || value === '..';
 }
 
 /** Parses `file:///abs#sha256=<hex>`; null for a registry name. Relative paths need `resolveDomainArgument`. */

@@ -54,11 +54,11 @@ describe('agent bundle', () => {
 
   it('exports the final agent of a run with its checkpoint, harness, domain tools and scores', async () => {
     writeFileSync(path.join(cluster.dir, 'run.json'), JSON.stringify(runConfig));
-    ok(cluster.whale(['run', 'run.json', '--id', 'parent']), 'whale run');
+    ok(cluster.whale(['run', 'run.json', '--id', 'parent']), 'whale run', cluster);
     const evals = await evaluations('parent');
     parentFinal = evals[evals.length - 1];
     assert.equal(parentFinal.label, 'final');
-    const out = ok(cluster.whale(['agent', 'export', 'parent', '--out', 'bundle']), 'whale agent export');
+    const out = ok(cluster.whale(['agent', 'export', 'parent', '--out', 'bundle']), 'whale agent export', cluster);
     assert.match(out, /exported final agent of parent/);
     const manifest = BundleManifestSchema.parse(JSON.parse(readFileSync(path.join(bundle(), 'manifest.json'), 'utf8')));
     assert.equal(manifest.runId, 'parent');
@@ -71,13 +71,13 @@ describe('agent bundle', () => {
   });
 
   it('branches: --from <bundle> and --from <run> record the lineage; the warm start begins at the parent\'s final score', async () => {
-    ok(cluster.whale(['start', 'run.json', '--from', 'bundle', '--id', 'child-bundle']), 'whale start --from bundle');
-    ok(cluster.whale(['start', 'run.json', '--from', 'parent', '--from-which', 'best', '--id', 'child-run']), 'whale start --from run');
+    ok(cluster.whale(['start', 'run.json', '--from', 'bundle', '--id', 'child-bundle']), 'whale start --from bundle', cluster);
+    ok(cluster.whale(['start', 'run.json', '--from', 'parent', '--from-which', 'best', '--id', 'child-run']), 'whale start --from run', cluster);
     const initial = await waitFor('the warm-started run\'s initial evaluation', async () => (await evaluations('child-bundle'))[0], 600_000);
     assert.equal(initial.checkpoint.sha256, parentFinal.checkpoint.sha256);
     assert.equal(initial.harness.sha256, parentFinal.harness.sha256);
     assert.equal(initial.meanAt8, parentFinal.meanAt8, 'same pair, seed and tasks: the same D_test score');
-    ok(cluster.whale(['audit', 'child-bundle', '--out', 'audit-child']), 'whale audit');
+    ok(cluster.whale(['audit', 'child-bundle', '--out', 'audit-child']), 'whale audit', cluster);
     const md = readFileSync(path.join(cluster.dir, 'audit-child', 'summary.md'), 'utf8');
     assert.match(md, new RegExp(`Lineage: branched from agent bundle \`${bundle().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\` .*exported from run \`parent\`: its final checkpoint \`${parentFinal.checkpoint.sha256.slice(0, 12)}\``));
     const desc = await client.workflow.getHandle('child-run').describe();
@@ -94,14 +94,14 @@ describe('agent bundle', () => {
     const withReward = detail.tasks.find((x) => x.rewards.some((r) => r === 1));
     const picks = [...new Set([withReward ?? detail.tasks[0], detail.tasks[0]])];
     for (const task of picks) {
-      const r = ok(cluster.whale(['agent', 'run', 'bundle', task.taskId, '--samples', String(task.rewards.length), '--json']), 'whale agent run');
+      const r = ok(cluster.whale(['agent', 'run', 'bundle', task.taskId, '--samples', String(task.rewards.length), '--json']), 'whale agent run', cluster);
       const got = JSON.parse(r) as { rewards: number[]; seed: number; task: { split: string } };
       assert.equal(got.seed, runConfig.seed);
       assert.equal(got.task.split, 'test');
       assert.deepEqual(got.rewards, task.rewards, `task ${task.taskId}`);
       t.diagnostic(`${task.taskId}: bundle ${got.rewards.join('')} = run ${task.rewards.join('')}`);
     }
-    const text = ok(cluster.whale(['agent', 'run', 'bundle', 'Ana has 12 apples. Ana gets 30 more. How many apples does Ana have now?']), 'whale agent run (free text)');
+    const text = ok(cluster.whale(['agent', 'run', 'bundle', 'Ana has 12 apples. Ana gets 30 more. How many apples does Ana have now?']), 'whale agent run (free text)', cluster);
     assert.match(text, /\(free text\)/);
     assert.match(text, /\[user\] Ana has 12 apples/);
     assert.match(text, /reward: n\/a/);

@@ -45,11 +45,14 @@ export async function startProductCluster(prefix: string, portBase: number): Pro
   try {
     await waitFor('whale dev to be ready', async () => {
       if (dev?.exitCode !== null) throw new Error(`whale dev exited early:\n${out}`);
-      return out.includes('press Ctrl-C') ? true : undefined;
-    }, 180_000);
+      // Ready when the server is up and all three workers poll (a worker that dies at start shows here).
+      const polling = ['orchestration', 'model', 'proposer'].every((k) => out.includes(`[whale] ${k} worker polling`));
+      return out.includes('press Ctrl-C') && polling ? true : undefined;
+    }, 600_000);
   } catch (err) {
     await stop();
-    throw err;
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`${(err as Error).message}\n--- whale dev output ---\n${out.slice(-4000)}`);
   }
   return {
     dir, env, artifactDir,
@@ -72,8 +75,11 @@ export async function startProductCluster(prefix: string, portBase: number): Pro
   };
 }
 
-/** Fails with the command's output when it did not exit 0. */
-export function ok(r: SpawnSyncReturns<string>, what: string): string {
-  if (r.status !== 0) throw new Error(`${what} exited ${r.status}${r.signal ? ` (${r.signal})` : ''}:\n${r.stdout}\n${r.stderr}`);
+/** Fails with the command's output (and the end of the cluster's own output) when it did not exit 0. */
+export function ok(r: SpawnSyncReturns<string>, what: string, cluster?: ProductCluster): string {
+  if (r.status !== 0) {
+    const tail = cluster ? `\n--- whale dev output (end) ---\n${cluster.output().slice(-4000)}` : '';
+    throw new Error(`${what} exited ${r.status}${r.signal ? ` (${r.signal})` : ''}:\n${r.stdout}\n${r.stderr}${tail}`);
+  }
   return r.stdout;
 }

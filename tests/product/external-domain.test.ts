@@ -24,7 +24,7 @@ describe('an external domain folder', () => {
     for (const rel of domainFiles(source)) cpSync(path.join(source, rel), path.join(folder, rel));
     const sha = hashDomainFolder(folder);
 
-    const check = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check');
+    const check = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check', cluster);
     assert.match(check, new RegExp(`sha256 ${sha}`));
     assert.match(check, /D_weight 2444, D_harness 128, D_test 128/);
     assert.match(check, /seed harness h0\.ts: loads \(pairs-h0\)/);
@@ -40,13 +40,13 @@ describe('an external domain folder', () => {
     }));
     const t0 = Date.now();
     const run = cluster.whale(['run', 'run.json', '--id', 'byod-1']);
-    const summary = ok(run, 'whale run');
+    const summary = ok(run, 'whale run', cluster);
     t.diagnostic(`run took ${((Date.now() - t0) / 1000).toFixed(0)} s:\n${summary}`);
     assert.match(summary, /run byod-1: whale-fixed on file:\/\/.*my-pairs#sha256=/);
     assert.match(summary, /weight steps 2, proposal rounds 1/);
     assert.match(summary, /harness phase 1/);
 
-    ok(cluster.whale(['audit', 'byod-1', '--out', 'audit']), 'whale audit');
+    ok(cluster.whale(['audit', 'byod-1', '--out', 'audit']), 'whale audit', cluster);
     const md = readFileSync(path.join(cluster.dir, 'audit', 'summary.md'), 'utf8');
     assert.ok(md.includes(`Domain: folder \`${folder}\` (content sha256 \`${sha}\`)`), md.slice(0, 1200));
     assert.match(md, /Lineage: a fresh start/);
@@ -55,7 +55,7 @@ describe('an external domain folder', () => {
 
   it('a run on a folder that changed after it was pinned fails at once with a clear error', async () => {
     const folder = path.join(cluster.dir, 'my-pairs');
-    const pinned = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check').match(/ref +(\S+)/)?.[1];
+    const pinned = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check', cluster).match(/ref +(\S+)/)?.[1];
     assert.ok(pinned);
     writeFileSync(path.join(folder, 'NOTES.md'), 'changed after pinning\n');
     const config = JSON.parse(readFileSync(path.join(cluster.dir, 'run.json'), 'utf8')) as Record<string, unknown>;
