@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { createServer } from 'node:net';
 import { loadTemporalConfig } from '../temporal.config';
 import { startDevServer, stopChild } from '../cli/dev-server';
 import { connectClient } from '../workers/connection';
@@ -41,9 +42,10 @@ interface Measured {
   batchesPerWorker: Record<string, number>;
 }
 
-async function measure(modelWorkers: number, portOffset: number): Promise<Measured> {
+async function measure(modelWorkers: number): Promise<Measured> {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-bench-workers-'));
-  const port = 28000 + ((process.pid + portOffset * 17) % 3000);
+  // A port the OS says is free (fixed ranges collide with other clusters on a shared machine).
+  const port = await freePort();
   const env = {
     WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
     WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
@@ -103,9 +105,9 @@ async function measure(modelWorkers: number, portOffset: number): Promise<Measur
 
 async function main(): Promise<void> {
   process.stderr.write(`[bench] load: ${RUNS} concurrent weights-only runs x ${STEPS} steps x ${PROMPTS} prompts x ${SAMPLES} samples (math, embedded sampler, 1 thread per model worker)\n`);
-  const one = await measure(1, 0);
+  const one = await measure(1);
   process.stderr.write(`[bench] 1 model worker : ${one.rolloutsPerSecond.toFixed(2)} rollouts/s, ${one.tokensPerSecond.toFixed(0)} tok/s (${one.wallSeconds.toFixed(1)} s)\n`);
-  const two = await measure(2, 1);
+  const two = await measure(2);
   process.stderr.write(`[bench] 2 model workers: ${two.rolloutsPerSecond.toFixed(2)} rollouts/s, ${two.tokensPerSecond.toFixed(0)} tok/s (${two.wallSeconds.toFixed(1)} s); batches per worker ${JSON.stringify(two.batchesPerWorker)}\n`);
   const report = {
     command: `node --import tsx scripts/bench-rollout-workers.ts ${process.argv.slice(2).join(' ')}`.trim(),
@@ -124,3 +126,19 @@ main().then(() => process.exit(0), (err: Error) => {
   process.stderr.write(`[bench] failed: ${err.message}\n`);
   process.exit(1);
 });
+
+/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
+async function freePort(): Promise<number> {
+  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const got = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(got));
+    });
+  });
+  for (;;) {
+    const port = await tryPort(0);
+    if (port && port < 65535 && (await tryPort(port + 1))) return port;
+  }
+}

@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { createServer } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
 import { startDevServer, stopChild } from '../../cli/dev-server';
@@ -22,13 +23,16 @@ export interface ScaleCluster {
   /** Starts `whale serve` and resolves with its base URL (…/v1) once it listens. */
   startServe(args: string[]): Promise<{ child: ChildProcess; url: string }>;
   log(name: string): string;
+  /** CPU seconds used so far by every live tracked process and the children it has reaped (Linux /proc). */
+  cpuSeconds(): number;
   kill(child: ChildProcess, signal?: NodeJS.Signals): Promise<void>;
   teardown(): Promise<void>;
 }
 
-export async function startScaleCluster(portOffset = 0): Promise<ScaleCluster> {
+export async function startScaleCluster(): Promise<ScaleCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-scale-'));
-  const port = 24000 + ((process.pid * 7 + portOffset) % 4000);
+  // A port the OS says is free (fixed ranges collide with other clusters on a shared machine).
+  const port = await freePort();
   const env = {
     WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
     WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
@@ -57,6 +61,19 @@ export async function startScaleCluster(portOffset = 0): Promise<ScaleCluster> {
         return /at (http:\/\/\S+\/v1)/.exec(readFileSync(logFile, 'utf8'))?.[1];
       }, 180_000);
       return { child, url };
+    },
+    cpuSeconds() {
+      let ticks = 0;
+      for (const child of [server, ...children]) {
+        try {
+          // Fields 14-17 of /proc/<pid>/stat: utime, stime, cutime, cstime (after the parenthesised name).
+          const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+          ticks += fields.slice(11, 15).reduce((a, f) => a + Number(f), 0);
+        } catch {
+          // exited, or not Linux
+        }
+      }
+      return ticks / 100;
     },
     log(name) {
       try {
@@ -95,4 +112,20 @@ export async function activityResults<T>(client: Client, workflowId: string, act
     }
   }
   return out;
+}
+
+/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
+async function freePort(): Promise<number> {
+  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const got = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(got));
+    });
+  });
+  for (;;) {
+    const port = await tryPort(0);
+    if (port && port < 65535 && (await tryPort(port + 1))) return port;
+  }
 }

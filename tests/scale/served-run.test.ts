@@ -17,7 +17,7 @@ let serveUrl = '';
 const SERVED_QUEUE = 'whale-model-served';
 
 before(async () => {
-  cluster = await startScaleCluster(1);
+  cluster = await startScaleCluster();
   const served = await cluster.startServe([path.join(ROOT, 'data', 'base-policies', 'math.ckpt'), '--port', '0', '--threads', '1', '--store', cluster.artifactDir]);
   serveUrl = served.url;
   cluster.startWorker('orchestration', 'orchestration');
@@ -40,7 +40,7 @@ const runConfig = (modelTaskQueue: string) => ({
   switching: { kind: 'fixed', weightEpochs: 0.001, harnessRounds: 2 },
   harness: { candidatesPerRound: 1, taskLimit: 16 },
   budget: { totalWeightSteps: 2 },
-  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 8 },
+  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 16 },
   execution: { modelTaskQueue, rollout: { heartbeatTimeout: '60s' }, fineTune: { heartbeatTimeout: '60s' } },
 });
 
@@ -66,6 +66,7 @@ describe('a WHALE run through whale serve and the external-trainer protocol', ()
     ]);
     const a = await decisions('run-inproc', inproc);
     const b = await decisions('run-served', served);
+    t.diagnostic(`CPU used by the server, workers, whale serve and the trainer commands: ${cluster.cpuSeconds().toFixed(0)} s`);
     t.diagnostic(`both runs done in ${((Date.now() - started) / 1000).toFixed(0)} s; steps ${JSON.stringify(b.steps)}; harness ${JSON.stringify(b.harness)}; tests ${JSON.stringify(b.tests)}`);
 
     assert.ok(a.steps.some((s) => s.updated && s.minibatches >= 1), `the run must train for the comparison to mean anything: ${JSON.stringify(a.steps)} ${JSON.stringify(a.rollouts)}`);
