@@ -9,25 +9,28 @@ import { DEFAULT_OVERHEAD_HISTORY, orchestrationOverhead, runTorch, TORCH_INSTAL
 import { ROOT } from '../workflows/env';
 
 type History = temporal.api.history.v1.IHistory;
-const at = (s: number) => ({ seconds: s, nanos: 0 });
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+// Plain numbers where the generated types say Long (protobufjs accepts both at run time).
+const at = (s: number) => ({ seconds: s, nanos: 0 }) as unknown as NonNullable<HistoryEvent['eventTime']>;
+const ev = (e: Record<string, unknown>) => e as HistoryEvent;
 
 /** A history: start at 0 s, then activities as [scheduled, started, closed] seconds, closed at `end`. */
 function history(activities: [number, number, number][], end: number | null): History {
-  const events: temporal.api.history.v1.IHistoryEvent[] = [{ eventId: 1, eventTime: at(0), workflowExecutionStartedEventAttributes: {} }];
+  const events: HistoryEvent[] = [ev({ eventId: 1, eventTime: at(0), workflowExecutionStartedEventAttributes: {} })];
   let id = 2;
   const rows = activities.map(([s, st, c]) => ({ s, st, c, sid: 0 }));
-  const timeline: { t: number; make: () => temporal.api.history.v1.IHistoryEvent }[] = [];
+  const timeline: { t: number; make: () => HistoryEvent }[] = [];
   for (const r of rows) {
-    timeline.push({ t: r.s, make: () => ((r.sid = id), { eventId: id, eventTime: at(r.s), activityTaskScheduledEventAttributes: {} }) });
-    timeline.push({ t: r.st, make: () => ({ eventId: id, eventTime: at(r.st), activityTaskStartedEventAttributes: { scheduledEventId: r.sid } }) });
-    timeline.push({ t: r.c, make: () => ({ eventId: id, eventTime: at(r.c), activityTaskCompletedEventAttributes: { scheduledEventId: r.sid } }) });
+    timeline.push({ t: r.s, make: () => ((r.sid = id), ev({ eventId: id, eventTime: at(r.s), activityTaskScheduledEventAttributes: {} })) });
+    timeline.push({ t: r.st, make: () => ev({ eventId: id, eventTime: at(r.st), activityTaskStartedEventAttributes: { scheduledEventId: r.sid } }) });
+    timeline.push({ t: r.c, make: () => ev({ eventId: id, eventTime: at(r.c), activityTaskCompletedEventAttributes: { scheduledEventId: r.sid } }) });
   }
   timeline.sort((a, b) => a.t - b.t);
   for (const e of timeline) {
     events.push(e.make());
     id++;
   }
-  if (end !== null) events.push({ eventId: id, eventTime: at(end), workflowExecutionCompletedEventAttributes: {} });
+  if (end !== null) events.push(ev({ eventId: id, eventTime: at(end), workflowExecutionCompletedEventAttributes: {} }));
   return { events };
 }
 
