@@ -98,6 +98,8 @@ export interface KillRecord {
   boundSeconds: number;
   withinBound: boolean;
   note: string;
+  /** The activity a worker kill interrupted (run id | activity id). */
+  victimAid?: string;
 }
 
 export interface SoakReport {
@@ -262,7 +264,8 @@ function sourceKey(config: Record<string, unknown>): string {
     }
   };
   const product = ['activities', 'agent', 'model', 'training', 'workflows', 'domains', 'store', 'harness-sandbox', 'workers', 'data'];
-  const state = git(['rev-parse', 'HEAD']) + git(['diff', 'HEAD', '--', ...product]) + git(['status', '--porcelain', '--', ...product]);
+  // The committed trees of the product folders (unrelated commits keep the key) and any uncommitted change there.
+  const state = product.map((d) => git(['rev-parse', `HEAD:${d}`])).join('') + git(['diff', 'HEAD', '--', ...product]) + git(['status', '--porcelain', '--', ...product]);
   // Timeouts do not change what a deterministic run computes: runs that differ only there share a reference.
   const { execution: _timeouts, ...computed } = config;
   void _timeouts;
@@ -461,10 +464,14 @@ async function injectKills(c: InjectContext): Promise<KillRecord[]> {
   const done = new Map<KillTarget, number>();
   const pid = (k: WorkerKind) => cluster.workers.get(k)?.pid;
 
+  // Each activity is killed at most once, so the kills spread over the run instead of hitting one
+  // activity again and again while a restarted worker warms up.
+  const killedAids = new Set<string>();
+  const fresh = (a: Attempt | null) => (a && !killedAids.has(a.aid) ? a : null);
   const available = (): KillTarget[] => {
     const lines = tail.lines;
-    const model = running(lines, pid('model'), wf);
-    const proposer = running(lines, pid('proposer'), wf);
+    const model = fresh(running(lines, pid('model'), wf));
+    const proposer = fresh(running(lines, pid('proposer'), wf));
     const out: KillTarget[] = ['orchestration-between', 'orchestration-inside'];
     if (model?.type === 'rolloutBatch') out.push('model-rollout');
     if (model?.type === 'fineTuneStep' && model.beats.length > 0) out.push('model-finetune', 'model-checkpoint');
@@ -505,6 +512,7 @@ async function injectKills(c: InjectContext): Promise<KillRecord[]> {
       continue;
     }
     done.set(target, (done.get(target) ?? 0) + 1);
+    if (rec.victimAid) killedAids.add(rec.victimAid);
     kills.push(rec);
     c.log(`  kill ${String(rec.n).padStart(2)} at ${(rec.atMs / 1000).toFixed(1).padStart(6)} s  ${rec.target.padEnd(21)} ${rec.signal.padEnd(7)} ${rec.state}; restart after ${(rec.restartDelayMs / 1000).toFixed(1)} s, recovered in ${rec.recoveryMs === null ? '?' : (rec.recoveryMs / 1000).toFixed(1)} s`);
   }
@@ -520,6 +528,14 @@ async function killOnce(c: InjectContext, n: number, target: KillTarget, signal:
   });
 
   if (target === 'server') {
+    // While work is in flight: wait (polling) for an activity to run, then a seeded moment into it.
+    const until = Date.now() + 5 * 60_000;
+    while (!c.isDone() && Date.now() < until) {
+      tail.poll();
+      if ((['model', 'proposer'] as const).some((k) => running(tail.lines, pid(k), wf))) break;
+      await sleep(100);
+    }
+    await sleep(u * 3000);
     tail.poll();
     const states = (['model', 'proposer'] as const).map((k) => running(tail.lines, pid(k), wf)).filter((a) => a).map(describeAttempt);
     const rec = base(`in flight: ${states.join('; ') || 'no activity'}`);
@@ -585,6 +601,7 @@ async function killOnce(c: InjectContext, n: number, target: KillTarget, signal:
 }
 
 async function finishWorkerKill(c: InjectContext, rec: KillRecord, kind: WorkerKind, victim: Attempt): Promise<KillRecord> {
+  rec.victimAid = victim.aid;
   await sleep(rec.restartDelayMs);
   const began = Date.now();
   c.start(kind);
