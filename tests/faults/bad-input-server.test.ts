@@ -8,18 +8,19 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ServiceError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { createTestWorker, startTestServer, temporalBinary, testConfig, waitFor } from '../workflows/env';
+import { Worker } from '@temporalio/worker';
+import { temporalBinary, testConfig, waitFor, workflowBundle } from '../workflows/env';
+import { startServerEnv, type ServerEnv } from './server-env';
 import { scriptedActivities } from '../workflows/scripted-activities';
 import { runStatusQuery, setSwitchingPolicyUpdate, stopRunUpdate } from '../../workflows/whale-run-messages';
 import type { RunSummary } from '../../workflows/run-state';
 import { badInput } from './bad-input-catalogue';
 
-let env: TestWorkflowEnvironment;
+let env: ServerEnv;
 const dir = mkdtempSync(path.join(tmpdir(), 'whale-badsrv-'));
-before(async () => (env = await startTestServer()));
+before(async () => (env = await startServerEnv()));
 after(async () => {
   await env?.teardown();
   rmSync(dir, { recursive: true, force: true });
@@ -51,10 +52,17 @@ async function runFailure(workflowId: string): Promise<string> {
   return cause.message;
 }
 
-async function rejection(p: Promise<unknown>): Promise<string> {
-  const err = await p.then(() => assert.fail('the update was accepted'), (e: unknown) => e);
-  assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
-  return String((err.cause as Error).message);
+/**
+ * The validator's rejection of an update. A call the server gives up on (a ServiceError: the loaded worker
+ * did not answer in time) is not an answer, so it is sent again until the deadline.
+ */
+async function rejection(send: () => Promise<unknown>, timeoutMs = 120_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const err = await send().then(() => assert.fail('the update was accepted'), (e: unknown) => e);
+    if (err instanceof WorkflowUpdateFailedError) return String((err.cause as Error).message);
+    if (!(err instanceof ServiceError) || Date.now() > deadline) assert.fail(`expected the validator to reject the update, got ${String(err)}`);
+  }
 }
 
 /** A scripted rollout batch held at a step until the test opens it. */
@@ -68,7 +76,7 @@ function hold(step: number) {
 describe('malformed run configs through `temporal workflow start`', () => {
   it('fail the run at once with a non-retryable InvalidRunConfig naming every bad field', async () => {
     const s = scriptedActivities({ splitSizes: { weight: 100, harness: 4, test: 4 }, rewards: [], testScores: [], candidateScores: {} });
-    const worker = await createTestWorker(env, Q, s.activities);
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: Q, workflowBundle: await workflowBundle(), activities: s.activities });
     const inputFile = (name: string, value: unknown) => {
       const f = path.join(dir, name);
       writeFileSync(f, JSON.stringify(value));
@@ -99,7 +107,7 @@ describe('wrong values mid-run through updates', () => {
   it('are rejected with the reason; the run keeps its policy and completes', async () => {
     const fixedHold = hold(2);
     const fixed = scriptedActivities({ splitSizes: { weight: 100, harness: 4, test: 4 }, rewards: [0.1, 0.2, 0.3], testScores: [0.1, 0.2], candidateScores: {}, lenient: true, onRolloutBatch: fixedHold.onRolloutBatch });
-    const worker = await createTestWorker(env, Q, fixed.activities);
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue: Q, workflowBundle: await workflowBundle(), activities: fixed.activities });
     const policy = { kind: 'fixed', weightEpochs: 0.3, harnessRounds: 2 };
     const fixedConfig = testConfig(Q, { method: 'whale-fixed', switching: policy, budget: { totalWeightSteps: 3 } });
     const weightsOnlyConfig = testConfig(Q, { method: 'weights-only', budget: { totalWeightSteps: 3 } });
@@ -116,10 +124,14 @@ describe('wrong values mid-run through updates', () => {
           ['update-policy-unknown-field', h, { harnessRound: 3 }],
           ['update-policy-wrong-method', w, { kind: 'patience' }],
         ];
-        for (const [id, handle, arg] of bad) assert.match(await rejection(handle.executeUpdate(setSwitchingPolicyUpdate, { args: [arg] })), badInput(id).message, id);
-        assert.match(await rejection(h.executeUpdate(stopRunUpdate, { args: [{ mode: 'now' as never }] })), badInput('update-stop-bad-mode').message);
+        for (const [id, handle, arg] of bad) assert.match(await rejection(() => handle.executeUpdate(setSwitchingPolicyUpdate, { args: [arg] })), badInput(id).message, id);
+        assert.match(await rejection(() => h.executeUpdate(stopRunUpdate, { args: [{ mode: 'now' as never }] })), badInput('update-stop-bad-mode').message);
         // Through the real CLI too: it exits non-zero and prints the validator's reason.
-        const cli = await temporal('workflow', 'update', 'execute', '-w', 'bad-updates', '--name', 'setSwitchingPolicy', '--input', '{"harnessRounds":0}');
+        // (Sent again if the server gave up waiting for the loaded worker: that is not the validator's answer.)
+        const cli = await waitFor('the CLI to print the validator\'s answer', async () => {
+          const r = await temporal('workflow', 'update', 'execute', '-w', 'bad-updates', '--name', 'setSwitchingPolicy', '--input', '{"harnessRounds":0}');
+          return /invalid switching policy/.test(r.out) ? r : undefined;
+        }, 120_000);
         assert.notEqual(cli.code, 0);
         assert.match(cli.out, badInput('update-policy-out-of-range').message);
 
