@@ -30,7 +30,7 @@ const small = {
   version: 1, domain: 'math',
   weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 8, learningRate: 3e-4, deterministic: true },
   harness: { candidatesPerRound: 2, taskLimit: 8 },
-  test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 8 },
+  test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 32 },
 };
 const RUNS: Record<string, Record<string, unknown>> = {
   weights: { ...small, method: 'weights-only', seed: 1, budget: { totalWeightSteps: 2 } },
