@@ -65,7 +65,7 @@ export function buildProgram(): Command {
       const server = await startDevServer({ config, headless: opts.headless });
       const children: ChildProcess[] = [];
       for (const kind of kinds) {
-        children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+        children.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: 'inherit', cwd: PROJECT_ROOT }));
       }
       process.stdout.write(
         `[whale] Temporal dev server at ${config.address} (namespace ${config.namespace}, retention ${config.devServer.retention}, data ${config.devServer.dataDir})\n` +

@@ -1,8 +1,9 @@
-// An example domain that lives outside the project's built-in ones: "pairs", short word problems about two
-// numbers (two people's counts together, how many more one has, rows times items per row), with an integer
-// calculator tool and an exact-number verifier. It shares its answer format and tool tag with the built-in
-// math domain, so it starts from the math base policy: the small model solves part of it from the start,
-// and both levers (call the calculator or guess; how the harness presents the numbers) are live.
+// An example domain that lives outside the project's built-in ones: "pairs", one-step word problems on two
+// numbers (gets more, gives some away, has n times as many), with its own integer calculator tool and an
+// exact-number verifier. It is an arithmetic variant of the built-in math domain's first level (new names,
+// items and number ranges, the same sentence patterns, answer format and tool tag), so it starts from the
+// math base policy: the small model solves part of it from the start, and both levers (call the calculator
+// or guess; how the harness asks for the tool) are live.
 //
 // Runtime imports: only this folder. Types come from the project with `import type` (erased at run time),
 // so the folder works wherever it is copied; `whale run --domain ./pairs-domain` pins it by content hash.
@@ -12,10 +13,11 @@ import { calculate } from './calculator';
 
 type PairsHidden = { answer: number };
 type PairsState = { calls: { expression: string; result: string; ok: boolean }[]; answer: string | null };
-type Kind = 'together' | 'more' | 'rows';
+type Kind = 'gets' | 'loses' | 'times';
 
-const NAMES = ['Ana', 'Ben', 'Cai', 'Dee', 'Eli', 'Fay', 'Gus', 'Hal', 'Ivy', 'Jon', 'Kim', 'Lou'];
-const ITEMS = ['apples', 'books', 'coins', 'eggs', 'pens', 'shells', 'stamps', 'cards'];
+// Other names and items than the math domain's: the phrasing is the math base policy's, the tasks are new.
+const NAMES = ['Abe', 'Bo', 'Cy', 'Di', 'Ed', 'Flo', 'Gil', 'Hana', 'Ike', 'Jo', 'Kai', 'Liv'];
+const ITEMS = ['marbles', 'stickers', 'buttons', 'cups', 'kites', 'rocks', 'ribbons', 'bells'];
 
 /** A small seeded generator (mulberry32 over an FNV-1a hash of the seed string): no clocks, no Math.random. */
 function rng(seed: string): () => number {
@@ -31,30 +33,28 @@ function rng(seed: string): () => number {
   };
 }
 
+/** One-step problems about one person and two numbers: gets more, loses some, has n times as many. */
 function generateTasks(): EnvTask<PairsHidden>[] {
   const next = rng('pairs-v1');
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)];
   const tasks: EnvTask<PairsHidden>[] = [];
   const seen = new Set<string>();
-  // Tasks per kind; 'rows' has 19 x 19 distinct items, so it gets fewer.
-  const counts: Record<Kind, number> = { together: 1200, more: 1200, rows: 300 };
+  // Tasks per kind; 'times' has only 98 x 4 distinct number pairs, so it gets fewer.
+  const counts: Record<Kind, number> = { gets: 1200, loses: 1200, times: 300 };
   for (const kind of Object.keys(counts) as Kind[]) {
     let made = 0;
     while (made < counts[kind]) {
-      const a = kind === 'rows' ? int(2, 20) : int(10, 99);
-      const b = kind === 'rows' ? int(2, 20) : kind === 'more' ? int(5, a - 1) : int(5, 99);
+      const a = kind === 'times' ? int(2, 99) : int(10, 99);
+      const b = kind === 'times' ? int(2, 5) : kind === 'loses' ? int(1, a - 1) : int(2, 99);
       const itemId = `${kind}:${a}:${b}`;
       if (seen.has(itemId)) continue;
       seen.add(itemId);
-      const [p, q] = [pick(NAMES.slice(0, 6)), pick(NAMES.slice(6))];
+      const p = pick(NAMES);
       const item = pick(ITEMS);
-      const question = kind === 'together'
-        ? `${p} has ${a} ${item}. ${q} has ${b} ${item}. How many ${item} do they have together?`
-        : kind === 'more'
-          ? `${p} has ${a} ${item}. ${q} has ${b} ${item}. How many more ${item} does ${p} have than ${q}?`
-          : `${p} has ${a} boxes with ${b} ${item} in each box. How many ${item} does ${p} have?`;
-      const answer = kind === 'together' ? a + b : kind === 'more' ? a - b : a * b;
+      const step = kind === 'gets' ? `${p} gets ${b} more.` : kind === 'loses' ? `${p} gives away ${b}.` : `${p} then has ${b} times as many.`;
+      const question = `${p} has ${a} ${item}. ${step} How many ${item} does ${p} have now?`;
+      const answer = kind === 'gets' ? a + b : kind === 'loses' ? a - b : a * b;
       tasks.push({ id: `pairs/${kind}/${String(made).padStart(4, '0')}`, itemId, question, view: { kind }, hidden: { answer } });
       made++;
     }
@@ -90,7 +90,7 @@ const environment: DomainEnvironment<PairsHidden, PairsState> = {
 const pairsDomain: DomainModule<PairsHidden, PairsState> = {
   apiVersion: 1,
   name: 'pairs',
-  description: 'Two-number word problems (together, how many more, boxes times items) with an integer calculator; exact match.',
+  description: 'One-step word problems on two numbers (gets more, gives away, n times as many) with an integer calculator; exact match.',
   environment,
   tasks: generateTasks,
   splitSeed: 'pairs-splits-v1',
