@@ -14,6 +14,7 @@ import { loadTemporalConfig } from '../temporal.config';
 import { startDevServer, stopChild } from '../cli/dev-server';
 import { connectClient } from '../workers/connection';
 import type { RolloutBatchResult } from '../activities/types';
+import { temporal } from '@temporalio/proto';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -61,7 +62,15 @@ async function measure(modelWorkers: number): Promise<Measured> {
     const client = await connectClient(config);
     start('orchestration', 'orchestration');
     for (let i = 0; i < modelWorkers; i++) start('model', `model-${i}`, { WHALE_MODEL_THREADS: '1' });
-    // A warm-up run per worker loads the sampler and domain before the clock starts.
+    // Every model worker polls before any work is sent (a late starter would otherwise get none).
+    for (let waited = 0; ; waited += 500) {
+      const res = await client.workflowService.describeTaskQueue({ namespace: config.namespace, taskQueue: { name: config.taskQueues.model }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY });
+      const pollers = new Set((res.pollers ?? []).map((p) => p.identity)).size;
+      if (pollers >= modelWorkers) break;
+      if (waited > 900_000) throw new Error(`only ${pollers} of ${modelWorkers} model workers poll after 15 min; see the logs in ${dir}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    // Warm-up runs (two per worker) load the sampler and domain before the clock starts.
     const cfg = (seed: number, steps: number) => ({
       version: 1, method: 'weights-only', domain: 'math', seed,
       weight: { promptsPerStep: PROMPTS, samplesPerPrompt: SAMPLES, acceptThreshold: 1 },
