@@ -16,8 +16,8 @@ const USAGE = `usage: node --import tsx scripts/soak.ts [--seed N] [--kills N] [
 
   --kills N          kills in all (default 30; with only --server-kills given: that many)
   --server-kills N   how many of the kills hit the dev server (default: kills / 10)
-  --steps N          weight steps of the run (default: 4, or 9 for 20+ kills)
-  --phase-steps N    weight steps per weight phase; a harness phase runs between them (default: 2, or 3 for 20+ kills)
+  --steps N          weight steps of the run (default: the number of kills, at least 6)
+  --phase-steps N    weight steps per weight phase; a harness phase runs between them (default 3)
   --heartbeat S      heartbeat timeout of every activity in seconds (default 10)
   --targets LIST     worker targets to draw from (default all): ${WORKER_TARGETS.join(', ')}
   --no-cache         always run the uninterrupted reference (default: reuse .data/soak/reference-<key>.json
@@ -48,8 +48,10 @@ function main(): Promise<number> {
   if (serverKills > kills) throw new Error(`--server-kills (${serverKills}) cannot exceed --kills (${kills})`);
   const targets = values.targets?.split(',').map((t) => t.trim()) as KillTarget[] | undefined;
   for (const t of targets ?? []) if (!WORKER_TARGETS.includes(t)) throw new Error(`unknown target '${t}': use ${WORKER_TARGETS.join(', ')}`);
-  const steps = int('steps', values.steps, 1) ?? (kills >= 20 ? 9 : 4);
-  const stepsPerPhase = int('phase-steps', values['phase-steps'], 1) ?? (kills >= 20 ? 3 : 2);
+  // Long enough for the kills: each activity is killed at most once, and a kill with its recovery takes
+  // about 15 s on a quiet machine while 4 steps run in about 30 s.
+  const steps = int('steps', values.steps, 1) ?? Math.max(6, kills);
+  const stepsPerPhase = int('phase-steps', values['phase-steps'], 1) ?? 3;
   const started = Date.now();
   return runSoak({
     seed: int('seed', values.seed, 0) ?? 1, kills, serverKills, targets, steps, stepsPerPhase,

@@ -36,6 +36,8 @@ export interface SoakOptions {
   serverKills: number;
   /** Only these worker targets (default: all). */
   targets?: readonly KillTarget[];
+  /** A fixed order of worker targets instead of seeded draws (tests use it for coverage); kill n takes sequence[n % length]. */
+  sequence?: readonly KillTarget[];
   /** Total weight steps of the run, and steps per weight phase (a harness phase between weight phases). */
   steps: number;
   stepsPerPhase: number;
@@ -480,26 +482,31 @@ async function injectKills(c: InjectContext): Promise<KillRecord[]> {
     return out.filter((t) => targets.includes(t));
   };
 
+  let missed = false;
   for (let n = 0; n < opts.kills; n++) {
     if (c.isDone() || Date.now() > c.deadline) break;
-    await sleep(1000 + rng() * 4000); // seeded gap between kills (injection timing, not a wait for a state)
+    // A seeded gap after each kill (injection timing, not a wait for a state); none after a missed state.
+    if (!missed) await sleep(1000 + rng() * 4000);
+    missed = false;
     const isServer = serverAt.has(n);
     let target: KillTarget | null = isServer ? 'server' : null;
     // Wait (polling the journal) until some target's state holds, then pick among those by seeded weights.
     while (!target && !c.isDone() && Date.now() < c.deadline) {
       tail.poll();
-      const now = available();
+      const all = available();
+      const wanted = opts.sequence?.length ? opts.sequence[kills.length % opts.sequence.length] : null;
+      const now = wanted ? all.filter((t) => t === wanted) : all;
       // Prefer the rarer states when they show up (proposer activities are short); orchestration kills are
       // always possible, so they are taken only now and then when nothing else is running.
       const rare = now.filter((t) => t === 'proposer' || t === 'model-eval');
       const pool = rare.length && rng() < 0.7 ? rare : now;
       const poolWeights = pool.map((t) => TARGET_WEIGHT[t] / (1 + (done.get(t) ?? 0)));
-      if (pool.length && (pool.some((t) => t !== 'orchestration-between' && t !== 'orchestration-inside') || rng() < 0.15)) {
+      if (pool.length && (wanted || pool.some((t) => t !== 'orchestration-between' && t !== 'orchestration-inside') || rng() < 0.15)) {
         let r = rng() * poolWeights.reduce((a, b) => a + b, 0);
         target = pool[pool.length - 1];
         for (let i = 0; i < pool.length; i++) if ((r -= poolWeights[i]) <= 0) { target = pool[i]; break; }
       } else {
-        await sleep(150);
+        await sleep(wanted ? 20 : 150);
       }
     }
     if (!target || c.isDone()) break;
@@ -509,6 +516,7 @@ async function injectKills(c: InjectContext): Promise<KillRecord[]> {
     const rec = await killOnce(c, n + 1, target, signal, restartDelayMs, inStateDelay);
     if (!rec) {
       n--; // the state passed before the kill: pick again (the schedule's draws continue)
+      missed = true;
       continue;
     }
     done.set(target, (done.get(target) ?? 0) + 1);
@@ -590,7 +598,7 @@ async function killOnce(c: InjectContext, n: number, target: KillTarget, signal:
     return finishWorkerKill(c, rec, kind, victim);
   }
   // A seeded moment inside the state: up to 4 s into rollouts and evaluations, 3 s into a fine-tune step.
-  const wait = target === 'proposer' ? u * 300 : target === 'model-finetune' ? u * 3000 : u * 4000;
+  const wait = target === 'proposer' ? u * 300 : target === 'model-finetune' ? u * 1000 : u * 2000;
   await sleep(wait);
   tail.poll();
   const still = running(tail.lines, pid(kind), wf);
@@ -639,7 +647,10 @@ async function tmpFileDuring(c: InjectContext, dir: string, victim: Attempt, pid
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(dir, { recursive: true }, (_ev, name) => {
-      if (!hit && name && String(name).endsWith('.tmp')) hit = String(name);
+      const f = name ? String(name) : '';
+      // A temp file, or a new prefix folder (the watcher may attach to it only after the temp file inside
+      // it was created): a write has started. A plain object name is a finished rename and does not count.
+      if (!hit && (f.endsWith('.tmp') || (f !== '' && !f.includes('/')))) hit = f;
     });
     const deadline = Date.now() + 60_000;
     while (!hit && Date.now() < deadline && !c.isDone()) {
