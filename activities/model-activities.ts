@@ -149,7 +149,10 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       });
       const perTask = new Map<string, number[]>();
       for (const t of trajectories) perTask.set(t.taskId, [...(perTask.get(t.taskId) ?? []), t.reward]);
-      const taskMeans = [...perTask.entries()].map(([taskId, r]) => ({ taskId, mean: r.reduce((a, b) => a + b, 0) / r.length, rewards: r }));
+      // Final answers per sample too: an exported agent bundle is checked against them (docs/agent-bundle.md).
+      const answers = new Map<string, (string | null)[]>();
+      for (const t of trajectories) answers.set(t.taskId, [...(answers.get(t.taskId) ?? []), t.finalAnswer]);
+      const taskMeans = [...perTask.entries()].map(([taskId, r]) => ({ taskId, mean: r.reduce((a, b) => a + b, 0) / r.length, rewards: r, answers: answers.get(taskId) ?? [] }));
       const meanAt8 = taskMeans.length ? taskMeans.reduce((a, t) => a + t.mean, 0) / taskMeans.length : 0;
       const detail = await deps.store.put('evaluation', JSON.stringify({ label: input.label, checkpoint: input.checkpoint.sha256, harness: input.harness.sha256, meanAt8, tasks: taskMeans }));
       return { meanAt8, tasks: taskMeans.length, rollouts: trajectories.length, detail };

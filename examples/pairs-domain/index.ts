@@ -8,7 +8,7 @@
 // Runtime imports: only this folder. Types come from the project with `import type` (erased at run time),
 // so the folder works wherever it is copied; `whale run --domain ./pairs-domain` pins it by content hash.
 import type { DomainModule } from '../../domains/external';
-import type { DomainEnvironment, EnvTask, JsonObject } from '../../agent/environment';
+import type { DomainEnvironment, EnvTask, JsonObject, JsonValue } from '../../agent/environment';
 import { calculate } from './calculator';
 
 type PairsHidden = { answer: number };
@@ -77,7 +77,8 @@ const environment: DomainEnvironment<PairsHidden, PairsState> = {
     if (call.tool !== 'calc') return { state, ok: false, text: `unknown tool "${call.tool}"; the only tool is calc`, data: null };
     const r = calculate(call.input);
     const result = r.ok ? String(r.value) : `error: ${r.error}`;
-    return { state: { ...state, calls: [...state.calls, { expression: call.input, result, ok: r.ok }] }, ok: r.ok, text: result, data: r.ok ? { value: r.value } : { error: r.error } };
+    const data: JsonValue = r.ok ? { value: r.value } : { error: r.error };
+    return { state: { ...state, calls: [...state.calls, { expression: call.input, result, ok: r.ok }] }, ok: r.ok, text: result, data };
   },
   submit: (_task, state, answer) => ({ state: { ...state, answer }, outcome: 'final', text: 'answer recorded', data: null }),
   normalizeAnswer,

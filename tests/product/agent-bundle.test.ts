@@ -25,7 +25,7 @@ after(async () => {
   await cluster?.teardown();
 });
 
-const runConfig = { version: 1, method: 'weights-only', domain: 'math', seed: 5, weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8, deterministic: true }, budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 4, taskLimit: 6 } };
+const runConfig = { version: 1, method: 'weights-only', domain: 'math', seed: 5, weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8, deterministic: true }, budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 4, taskLimit: 16 } };
 
 interface EvalFact { label: string; checkpoint: ArtifactRef; harness: ArtifactRef; meanAt8: number; detail: ArtifactRef }
 
@@ -89,18 +89,21 @@ describe('agent bundle', () => {
   });
 
   it('answers D_test tasks with no server, with the rewards of the run\'s own test evaluation', async (t) => {
-    const detail = JSON.parse((await new DirectoryArtifactStore(cluster.artifactDir).get(parentFinal.detail)).toString('utf8')) as { tasks: { taskId: string; rewards: number[] }[] };
+    const detail = JSON.parse((await new DirectoryArtifactStore(cluster.artifactDir).get(parentFinal.detail)).toString('utf8')) as { tasks: { taskId: string; rewards: number[]; answers: (string | null)[] }[] };
     await cluster.stop();
-    const withReward = detail.tasks.find((x) => x.rewards.some((r) => r === 1));
-    const picks = [...new Set([withReward ?? detail.tasks[0], detail.tasks[0]])];
+    // A task the run solved in some samples and not in others, if there is one (16 tasks x 4 samples at ~6 %).
+    const mixed = detail.tasks.find((x) => x.rewards.includes(1) && x.rewards.includes(0)) ?? detail.tasks.find((x) => x.rewards.includes(1));
+    const picks = [...new Set([mixed ?? detail.tasks[1], detail.tasks[0]])];
     for (const task of picks) {
       const r = ok(cluster.whale(['agent', 'run', 'bundle', task.taskId, '--samples', String(task.rewards.length), '--json']), 'whale agent run', cluster);
-      const got = JSON.parse(r) as { rewards: number[]; seed: number; task: { split: string } };
+      const got = JSON.parse(r) as { rewards: number[]; seed: number; task: { split: string }; trajectories: { finalAnswer: string | null }[] };
       assert.equal(got.seed, runConfig.seed);
       assert.equal(got.task.split, 'test');
       assert.deepEqual(got.rewards, task.rewards, `task ${task.taskId}`);
-      t.diagnostic(`${task.taskId}: bundle ${got.rewards.join('')} = run ${task.rewards.join('')}`);
+      assert.deepEqual(got.trajectories.map((x) => x.finalAnswer), task.answers, `task ${task.taskId}: final answers`);
+      t.diagnostic(`${task.taskId}: bundle rewards ${got.rewards.join('')} answers ${JSON.stringify(task.answers)} = run's`);
     }
+    t.diagnostic(`run's final evaluation: ${detail.tasks.filter((x) => x.rewards.includes(1)).length}/${detail.tasks.length} tasks solved in some sample`);
     const text = ok(cluster.whale(['agent', 'run', 'bundle', 'Ana has 12 apples. Ana gets 30 more. How many apples does Ana have now?']), 'whale agent run (free text)', cluster);
     assert.match(text, /\(free text\)/);
     assert.match(text, /\[user\] Ana has 12 apples/);
