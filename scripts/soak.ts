@@ -18,7 +18,7 @@ const USAGE = `usage: node --import tsx scripts/soak.ts [--seed N] [--kills N] [
   --server-kills N   how many of the kills hit the dev server (default: kills / 10)
   --steps N          weight steps of the run (default: the number of kills, at least 6)
   --phase-steps N    weight steps per weight phase; a harness phase runs between them (default 3)
-  --heartbeat S      heartbeat timeout of every activity in seconds (default 10)
+  --heartbeat S      heartbeat timeout of every activity in seconds (default 10; 30 when only the server is killed)
   --targets LIST     worker targets to draw from (default all): ${WORKER_TARGETS.join(', ')}
   --no-cache         always run the uninterrupted reference (default: reuse .data/soak/reference-<key>.json
                      when the config and the product source are unchanged)`;
@@ -27,7 +27,7 @@ function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       seed: { type: 'string', default: '1' }, kills: { type: 'string' }, 'server-kills': { type: 'string' }, steps: { type: 'string' }, 'phase-steps': { type: 'string' },
-      heartbeat: { type: 'string', default: '10' }, targets: { type: 'string' }, 'no-cache': { type: 'boolean', default: false },
+      heartbeat: { type: 'string' }, targets: { type: 'string' }, 'no-cache': { type: 'boolean', default: false },
       json: { type: 'string' }, keep: { type: 'boolean', default: false }, port: { type: 'string' }, 'deadline-minutes': { type: 'string', default: '120' },
       help: { type: 'boolean', default: false },
     },
@@ -55,7 +55,8 @@ function main(): Promise<number> {
   const started = Date.now();
   return runSoak({
     seed: int('seed', values.seed, 0) ?? 1, kills, serverKills, targets, steps, stepsPerPhase,
-    heartbeatSeconds: int('heartbeat', values.heartbeat, 2) ?? 10,
+    // Server loss only: longer than the server is down, or a heartbeat deadline that passes meanwhile redoes work.
+    heartbeatSeconds: int('heartbeat', values.heartbeat, 2) ?? (serverKills === kills ? 30 : 10),
     referenceCache: values['no-cache'] ? null : path.join(ROOT, '.data', 'soak', 'reference-{key}.json'),
     deadlineMs: (int('deadline-minutes', values['deadline-minutes'], 1) ?? 120) * 60_000,
     port: int('port', values.port, 1024), keepDir: values.keep,
