@@ -8,7 +8,7 @@
 // (tests/faults/journal-worker.ts). docs/faults.md explains the counting.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { startFaultCluster, activityResults, type FaultCluster, type WorkerKind } from './processes';
@@ -394,6 +394,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);
     await cluster.teardown();
+    // The journal goes with the temp folder unless it is kept (--keep) for a look at the attempts.
+    if (!opts.keepDir) rmSync(journalFile, { force: true });
   }
 }
 
