@@ -1,8 +1,8 @@
 // The soak in reduced form (scripts/soak.ts runs the long one): a small deterministic WHALE run (a weight
-// step, a harness phase, a weight step) with real processes, interrupted by a few seeded kills of the model
-// worker mid fine-tune step or mid checkpoint write, of the proposer worker, and of the orchestration worker
-// as a workflow task runs. It must complete with the uninterrupted run's decisions and hashes, every redone
-// unit must be explained by a kill, and no kill may lose more than one heartbeat interval plus one unit.
+// step, a harness phase, a weight step) with real processes, interrupted by a few seeded kills of the
+// orchestration worker as a workflow task runs and between tasks. It must complete with the uninterrupted
+// run's decisions and hashes, every redone unit must be explained by a kill, and no kill may lose more than
+// one heartbeat interval plus one unit.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
@@ -13,9 +13,13 @@ describe('soak, reduced', () => {
   it('completes under seeded worker kills with the uninterrupted decisions, hashes and bounded lost work', async (t) => {
     const report = await runSoak({
       seed: 3, kills: 4, serverKills: 0, steps: 4, stepsPerPhase: 1, heartbeatSeconds: 5,
-      // One kill of each kind, in this order (the long soak draws them by seed).
-      sequence: ['model-checkpoint', 'proposer', 'model-finetune', 'orchestration-inside'],
-      // Shared with server-loss.test.ts (same config): the uninterrupted run happens once per source tree.
+      // Orchestration kills only, inside and between workflow tasks: their states always exist, so the 4
+      // kills fit even when a quiet machine finishes this run in ~20 s. Model-worker kills mid activity are
+      // too short-lived to be sure to hit at this size; fine-tune-kill.test.ts (SIGKILL mid step),
+      // graceful-shutdown.test.ts (SIGTERM mid rollout and mid step), tests/scale/multi-worker.test.ts
+      // (SIGKILL mid rollout batch) and server-loss.test.ts cover them; the long soak draws all kinds.
+      // Same config as server-loss.test.ts: the uninterrupted run happens once per source tree.
+      sequence: ['orchestration-inside', 'orchestration-between', 'orchestration-inside', 'orchestration-between'],
       referenceCache: path.join(tmpdir(), 'whale-soak-reference-{key}.json'),
       deadlineMs: 30 * 60_000,
       log: (l) => t.diagnostic(l),

@@ -338,7 +338,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       log(`reference: uninterrupted run ${id} ...`);
       const began = Date.now();
       await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
-      await withDeadline(waitClosed(cluster, id), opts.deadlineMs, `the uninterrupted run ${id}`);
+      await withDeadline(waitClosed(cluster, id, Date.now() + opts.deadlineMs), opts.deadlineMs, `the uninterrupted run ${id}`);
       tail.poll();
       reference = { ...(await outcomeOf(cluster, id, began, tail.lines)), fromCache: false };
       log(`reference: ${reference.status} in ${(reference.durationMs / 1000).toFixed(0)} s, final checkpoint ${reference.summary?.finalCheckpoint.sha256.slice(0, 16)}`);
@@ -354,7 +354,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     log(`killed run ${id}: ${opts.kills} kills (${opts.serverKills} of the dev server), seed ${opts.seed}`);
     await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
     let done = false;
-    const result = waitClosed(cluster, id).then(() => (done = true));
+    const result = waitClosed(cluster, id, began + opts.deadlineMs).then(() => (done = true));
     const kills = await injectKills({ opts, rng, cluster, tail, wf: id, isDone: () => done, start, killWorker, log, t0: began, deadline: began + opts.deadlineMs });
     await withDeadline(result, Math.max(1000, began + opts.deadlineMs - Date.now()), `the killed run ${id}`);
     tail.poll();
@@ -400,8 +400,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
 }
 
 /** Resolves once the run is closed (completed, failed, ...); waiting survives the server going away meanwhile. */
-async function waitClosed(cluster: FaultCluster, workflowId: string): Promise<void> {
-  for (;;) {
+async function waitClosed(cluster: FaultCluster, workflowId: string, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
     try {
       await cluster.client.workflow.getHandle(workflowId).result();
       return;
@@ -416,6 +416,7 @@ async function waitClosed(cluster: FaultCluster, workflowId: string): Promise<vo
       await sleep(1000);
     }
   }
+  throw new Error(`run ${workflowId} did not close before the deadline`);
 }
 
 async function withDeadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
