@@ -4,6 +4,7 @@
 // the headroom report and pretraining alike, so all three train the same way.
 import { trainingExamplesFromTrajectories, type TrainingExample, type Trajectory } from '../agent/trajectory';
 import type { StepHyperparams, Trainer } from '../model';
+import { Rng } from '../domains/common/rng';
 
 export interface SftEpochOptions {
   minibatchSize: number;
@@ -24,18 +25,6 @@ export interface SftEpochResult {
   tokens: number;
 }
 
-/** A small seeded PRNG (mulberry32) for the example order; plain arithmetic, identical on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Mixes (seed, step) into one 32-bit seed. */
 export function mixSeed(...parts: number[]): number {
   let h = 0x811c9dc5;
@@ -50,9 +39,9 @@ export function mixSeed(...parts: number[]): number {
 /** A permutation of 0..n-1 seeded by (seed, epoch): the persistent prompt sampler's order for one epoch. */
 export function seededPermutation(n: number, seed: number, epoch: number): number[] {
   const order = Array.from({ length: n }, (_, i) => i);
-  const rand = mulberry32(mixSeed(seed, epoch, 0xe90c));
+  const rng = new Rng(mixSeed(seed, epoch, 0xe90c));
   for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
+    const j = Math.floor(rng.next() * (i + 1));
     [order[i], order[j]] = [order[j], order[i]];
   }
   return order;

@@ -17,6 +17,7 @@ import { ROOT } from '../workflows/env';
 import type { RunSummary } from '../../workflows/run-state';
 import type { EvaluateTestResult, FineTuneStepResult } from '../../activities/types';
 import { sha256Hex } from '../../store/artifact-store';
+import { Rng } from '../../domains/common/rng';
 
 export type KillTarget =
   | 'model-rollout' | 'model-finetune' | 'model-checkpoint' | 'model-eval' | 'proposer' | 'orchestration-between' | 'orchestration-inside' | 'server';
@@ -120,17 +121,6 @@ export interface SoakReport {
 }
 
 // ---------------------------------------------------------------------------------------------- utilities
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -278,7 +268,8 @@ function sourceKey(config: Record<string, unknown>): string {
 
 export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const log = opts.log ?? (() => undefined);
-  const rng = mulberry32(opts.seed * 2654435761 + 0x50a4);
+  const schedule = new Rng(opts.seed * 2654435761 + 0x50a4);
+  const rng = () => schedule.next();
   const config = soakRunConfig(opts.seed, opts.steps, opts.stepsPerPhase, opts.heartbeatSeconds);
   const hbIntervalS = 0.8 * opts.heartbeatSeconds;
   const journalFile = path.join(ROOT, '.data', 'soak', `journal-${process.pid}-${Date.now()}.jsonl`);
