@@ -5,18 +5,11 @@
 // tokens) of every rolloutBatch / wall time from the first start to the last run's end.
 //
 //   node --import tsx scripts/bench-rollout-workers.ts [--runs 4] [--steps 3] [--prompts 32] [--samples 8] [--out file.json]
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import * as path from 'node:path';
-import { createServer } from 'node:net';
-import { loadTemporalConfig } from '../temporal.config';
-import { startDevServer, stopChild } from '../cli/dev-server';
-import { connectClient } from '../workers/connection';
+import { writeFileSync } from 'node:fs';
 import type { RolloutBatchResult } from '../activities/types';
 import { temporal } from '@temporalio/proto';
-
-const ROOT = path.resolve(__dirname, '..');
+import { startScaleCluster } from '../tests/scale/cluster';
+import { waitFor } from '../tests/workflows/env';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,32 +37,17 @@ interface Measured {
 }
 
 async function measure(modelWorkers: number): Promise<Measured> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'whale-bench-workers-'));
-  // A port the OS says is free (fixed ranges collide with other clusters on a shared machine).
-  const port = await freePort();
-  const env = {
-    WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
-    WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
-  };
-  const config = loadTemporalConfig({}, { ...process.env, ...env });
-  const server = await startDevServer({ config, headless: true, quiet: true });
-  const children: ChildProcess[] = [];
-  const start = (kind: string, name: string, extra: Record<string, string> = {}) => {
-    const log = openSync(path.join(dir, `${name}.log`), 'a');
-    children.push(spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'workers', 'main.ts'), kind], { env: { ...process.env, ...env, ...extra }, stdio: ['ignore', log, log] }));
-  };
+  // A fresh dev server on a free port with its own data folder, and the workers as separate processes.
+  const cluster = await startScaleCluster();
+  const { client, config } = cluster;
   try {
-    const client = await connectClient(config);
-    start('orchestration', 'orchestration');
-    for (let i = 0; i < modelWorkers; i++) start('model', `model-${i}`, { WHALE_MODEL_THREADS: '1' });
+    cluster.startWorker('orchestration', 'orchestration');
+    for (let i = 0; i < modelWorkers; i++) cluster.startWorker('model', `model-${i}`, { WHALE_MODEL_THREADS: '1' });
     // Every model worker polls before any work is sent (a late starter would otherwise get none).
-    for (let waited = 0; ; waited += 500) {
+    await waitFor(`${modelWorkers} model workers to poll (logs in ${cluster.dir})`, async () => {
       const res = await client.workflowService.describeTaskQueue({ namespace: config.namespace, taskQueue: { name: config.taskQueues.model }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY });
-      const pollers = new Set((res.pollers ?? []).map((p) => p.identity)).size;
-      if (pollers >= modelWorkers) break;
-      if (waited > 900_000) throw new Error(`only ${pollers} of ${modelWorkers} model workers poll after 15 min; see the logs in ${dir}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+      return new Set((res.pollers ?? []).map((p) => p.identity)).size >= modelWorkers || undefined;
+    }, 900_000);
     // Warm-up runs (two per worker) load the sampler and domain before the clock starts.
     const cfg = (seed: number, steps: number) => ({
       version: 1, method: 'weights-only', domain: 'math', seed,
@@ -105,10 +83,7 @@ async function measure(modelWorkers: number): Promise<Measured> {
     }
     return { modelWorkers, wallSeconds, rollouts, tokens, rolloutsPerSecond: rollouts / wallSeconds, tokensPerSecond: tokens / wallSeconds, batchesPerWorker };
   } finally {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
-    await stopChild(server, 15_000);
-    rmSync(dir, { recursive: true, force: true });
+    await cluster.teardown();
   }
 }
 
@@ -135,19 +110,3 @@ main().then(() => process.exit(0), (err: Error) => {
   process.stderr.write(`[bench] failed: ${err.message}\n`);
   process.exit(1);
 });
-
-/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
-async function freePort(): Promise<number> {
-  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(null));
-    srv.listen(port, '127.0.0.1', () => {
-      const got = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(got));
-    });
-  });
-  for (;;) {
-    const port = await tryPort(0);
-    if (port && port < 65535 && (await tryPort(port + 1))) return port;
-  }
-}

@@ -97,22 +97,7 @@ export async function startScaleCluster(): Promise<ScaleCluster> {
   return cluster;
 }
 
-/** Decoded results of every completed activity of a type, in history order. */
-export async function activityResults<T>(client: Client, workflowId: string, activityType: string): Promise<T[]> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const scheduled = new Map<string, string>();
-  const out: T[] = [];
-  for (const e of history.events ?? []) {
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s) scheduled.set(String(e.eventId), s.activityType?.name ?? '');
-    const c = e.activityTaskCompletedEventAttributes;
-    if (c && scheduled.get(String(c.scheduledEventId)) === activityType) {
-      const data = c.result?.payloads?.[0]?.data;
-      if (data) out.push(JSON.parse(Buffer.from(data).toString('utf8')) as T);
-    }
-  }
-  return out;
-}
+export { activityResults } from '../faults/processes';
 
 /** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
 async function freePort(): Promise<number> {
