@@ -9,7 +9,7 @@ import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
-import { encodeCheckpoint, modelConfig, Trainer, VOCAB_SIZE } from '../../model';
+import { tinyBaseCheckpoint } from './tiny-base';
 import { createModelActivities, sampleWeightPrompts, type ModelActivityDeps } from '../../activities/model-activities';
 import { createModelResources } from '../../activities/model-resources';
 import { runFineTuneStep } from '../../activities/fine-tune';
@@ -22,11 +22,7 @@ const math = getDomain('math').load({ kind: 'synthetic' });
 let baseBytes: Uint8Array;
 
 before(async () => {
-  // Tiny, but with room for a math episode's prompt (the 'tiny' preset's 64-token context has none).
-  const config = modelConfig({ vocabSize: VOCAB_SIZE, contextLength: 512, dModel: 32, nLayers: 1, nHeads: 2, layerNormEps: 1e-5 });
-  const trainer = Trainer.fromSeed(config, 7, { deterministic: true });
-  baseBytes = encodeCheckpoint(await trainer.state());
-  await trainer.close();
+  baseBytes = await tinyBaseCheckpoint();
 });
 after(async () => {
   await sandbox.close();

@@ -14,7 +14,7 @@ import type { ArtifactRef } from '../../store/artifact-ref';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
-import { encodeCheckpoint, modelConfig, Trainer, VOCAB_SIZE } from '../../model';
+import { tinyBaseCheckpoint } from '../activities/tiny-base';
 import { createModelActivities, type ModelActivityDeps } from '../../activities/model-activities';
 import { createModelResources } from '../../activities/model-resources';
 import { createProposerActivities } from '../../activities/proposer-activities';
@@ -32,10 +32,7 @@ const math = getDomain('math').load({ kind: 'synthetic' });
 let baseBytes: Uint8Array;
 
 before(async () => {
-  const config = modelConfig({ vocabSize: VOCAB_SIZE, contextLength: 512, dModel: 32, nLayers: 1, nHeads: 2, layerNormEps: 1e-5 });
-  const trainer = Trainer.fromSeed(config, 7, { deterministic: true });
-  baseBytes = encodeCheckpoint(await trainer.state());
-  await trainer.close();
+  baseBytes = await tinyBaseCheckpoint();
 });
 after(async () => {
   await sandbox.close();

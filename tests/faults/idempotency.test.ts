@@ -13,7 +13,7 @@ import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
-import { encodeCheckpoint, modelConfig, Trainer, VOCAB_SIZE } from '../../model';
+import { tinyBaseCheckpoint } from '../activities/tiny-base';
 import { createModelActivities } from '../../activities/model-activities';
 import { createModelResources } from '../../activities/model-resources';
 import { createProposerActivities } from '../../activities/proposer-activities';
@@ -29,10 +29,7 @@ let baseBytes: Uint8Array;
 let acts: WhaleActivities;
 
 before(async () => {
-  const config = modelConfig({ vocabSize: VOCAB_SIZE, contextLength: 512, dModel: 32, nLayers: 1, nHeads: 2, layerNormEps: 1e-5 });
-  const trainer = Trainer.fromSeed(config, 7, { deterministic: true });
-  baseBytes = encodeCheckpoint(await trainer.state());
-  await trainer.close();
+  baseBytes = await tinyBaseCheckpoint();
   const model = createModelActivities({
     store, resources, threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 }, archiveRoot: root, partialCheckpointEveryMs: 0,
     domain: () => math, basePolicy: () => baseBytes, seedHarness: (d) => readSeedHarness(d),
