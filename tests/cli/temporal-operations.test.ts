@@ -4,13 +4,12 @@
 // boundary, and resume after the workers were down. Activities are scripted doubles; the CLI is real.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { createTestWorker, startTestServer, temporalBinary, testConfig, waitFor, workflowBundle } from '../workflows/env';
+import { createTestWorker, startTestServer, runTemporalCli, testConfig, waitFor, workflowBundle } from '../workflows/env';
 import { scriptedActivities } from '../workflows/scripted-activities';
 
 let env: TestWorkflowEnvironment;
@@ -21,14 +20,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// Asynchronous on purpose: the test's worker runs in this process and must keep serving while the CLI waits.
-function temporal(...args: string[]): Promise<{ out: string; code: number | null }> {
-  return new Promise((resolve) => {
-    execFile(temporalBinary(), [...args, '--address', env.address], { encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ out: stdout + stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
-    });
-  });
-}
+const temporal = (...args: string[]) => runTemporalCli(env.address, ...args);
 async function ok(...args: string[]): Promise<string> {
   const r = await temporal(...args);
   assert.equal(r.code, 0, `temporal ${args.join(' ')} failed:\n${r.out}`);

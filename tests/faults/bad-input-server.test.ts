@@ -4,14 +4,13 @@
 // the validators with the reason, change nothing, and the run goes on to complete. Activities are scripted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ServiceError, WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
-import { temporalBinary, testConfig, waitFor, workflowBundle } from '../workflows/env';
+import { runTemporalCli, testConfig, waitFor, workflowBundle } from '../workflows/env';
 import { startServerEnv, type ServerEnv } from './server-env';
 import { scriptedActivities } from '../workflows/scripted-activities';
 import { runStatusQuery, setSwitchingPolicyUpdate, stopRunUpdate } from '../../workflows/whale-run-messages';
@@ -26,14 +25,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// Asynchronous: the test's worker runs in this process and must keep serving while the CLI runs.
-function temporal(...args: string[]): Promise<{ out: string; code: number | null }> {
-  return new Promise((resolve) => {
-    execFile(temporalBinary(), [...args, '--address', env.address], { encoding: 'utf8' }, (err, stdout, stderr) => {
-      resolve({ out: stdout + stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
-    });
-  });
-}
+const temporal = (...args: string[]) => runTemporalCli(env.address, ...args);
 
 const Q = 'bad-input';
 

@@ -1,6 +1,7 @@
 // A real Temporal dev server for workflow tests: the project-local `temporal` binary through
 // TestWorkflowEnvironment.createLocal, with the project's search attributes registered.
 import * as path from 'node:path';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -16,6 +17,18 @@ export function temporalBinary(): string {
   const p = process.env.TEMPORAL_CLI_PATH ?? path.join(ROOT, '.tools', 'bin', 'temporal');
   if (!existsSync(p)) throw new Error(`temporal CLI not found at ${p}: run \`bash scripts/setup.sh\` first`);
   return p;
+}
+
+/**
+ * Runs the `temporal` CLI against `address`; resolves with its combined output and exit code. Asynchronous on
+ * purpose: a test's worker runs in the test process and must keep serving while the CLI waits.
+ */
+export function runTemporalCli(address: string, ...args: string[]): Promise<{ out: string; code: number | null }> {
+  return new Promise((resolve) => {
+    execFile(temporalBinary(), [...args, '--address', address], { encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ out: stdout + stderr, code: err ? (typeof err.code === 'number' ? err.code : 1) : 0 });
+    });
+  });
 }
 
 export async function startTestServer(extraArgs: string[] = []): Promise<TestWorkflowEnvironment> {
