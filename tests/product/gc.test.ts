@@ -20,6 +20,7 @@ import { planGc } from '../../store/gc';
 import { collectLiveReferences } from '../../store/run-references';
 import { listRunRows, runDiskUse } from '../../cli/status';
 import type { RunSummary } from '../../workflows/run-state';
+import { gate } from '../workflows/scripted-activities';
 
 const run = promisify(execFile);
 let env: TestWorkflowEnvironment;
@@ -33,13 +34,6 @@ after(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  let reach!: () => void;
-  const reached = new Promise<void>((r) => (reach = r));
-  return { opened, open, reached, reach };
-}
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -64,8 +58,8 @@ describe('whale gc', () => {
     const holds = { running: gate(), terminated: gate() };
     const s = storeActivities(root, {
       hold: async (point) => {
-        if (point === 'gc-running/fineTuneStep/2') (holds.running.reach(), await holds.running.opened);
-        if (point === 'gc-terminated/rolloutBatch/2') (holds.terminated.reach(), await holds.terminated.opened);
+        if (point === 'gc-running/fineTuneStep/2') await holds.running.wait();
+        if (point === 'gc-terminated/rolloutBatch/2') await holds.terminated.wait();
       },
     });
     const worker: Worker = await createTestWorker(env, q, s.activities);

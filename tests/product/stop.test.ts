@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createTestWorker, ROOT, startTestServer, testConfig, waitFor } from '../workflows/env';
-import { scriptedActivities } from '../workflows/scripted-activities';
+import { gate, scriptedActivities } from '../workflows/scripted-activities';
 import { runStatusQuery } from '../../workflows/whale-run-messages';
 import { buildTimeline, fetchHistories } from '../../audit/timeline';
 import { explainPhases } from '../../audit/explain';
@@ -26,13 +26,6 @@ function whale(args: string[]): Promise<{ stdout: string; stderr: string }> {
   });
 }
 
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  let reach!: () => void;
-  const reached = new Promise<void>((r) => (reach = r));
-  return { opened, open, reached, reach };
-}
 
 async function auditMismatches(workflowId: string): Promise<number> {
   const phases = explainPhases(buildTimeline(workflowId, await fetchHistories(env.client, workflowId)));
@@ -45,7 +38,7 @@ describe('whale stop', () => {
     const atStep2 = gate();
     const s = scriptedActivities({
       splitSizes: { weight: 100, harness: 4, test: 4 }, rewards: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], testScores: [0.1, 0.3], candidateScores: {},
-      onRolloutBatch: async (step) => (step === 2 ? (atStep2.reach(), atStep2.opened) : undefined),
+      onRolloutBatch: async (step) => (step === 2 ? atStep2.wait() : undefined),
     });
     const worker = await createTestWorker(env, q, s.activities);
     const handle = await env.client.workflow.start('whaleRun', { taskQueue: q, workflowId: 'stop-finish-1', args: [testConfig(q, { method: 'weights-only', budget: { totalWeightSteps: 6 } })] });
@@ -73,7 +66,7 @@ describe('whale stop', () => {
     const atStep2 = gate();
     const s = scriptedActivities({
       splitSizes: { weight: 100, harness: 4, test: 4 }, rewards: [0.1, 0.2, 0.3, 0.4], testScores: [0.1], candidateScores: {},
-      onRolloutBatch: async (step) => (step === 2 ? (atStep2.reach(), atStep2.opened) : undefined),
+      onRolloutBatch: async (step) => (step === 2 ? atStep2.wait() : undefined),
     });
     const worker = await createTestWorker(env, q, s.activities);
     const handle = await env.client.workflow.start('whaleRun', { taskQueue: q, workflowId: 'stop-abandon-1', args: [testConfig(q, { method: 'weights-only', budget: { totalWeightSteps: 4 } })] });

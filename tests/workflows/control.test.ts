@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { createActivityWorker, createTestWorker, startTestServer, testConfig, waitFor } from './env';
-import { scriptedActivities } from './scripted-activities';
+import { gate, scriptedActivities } from './scripted-activities';
 import { maybeRecordHistory } from './record';
 import { describeRun } from '../../cli/status';
 import { pauseRunSignal, resumeRunSignal, runStatusQuery, setSwitchingPolicyUpdate, stopRunUpdate } from '../../workflows/whale-run-messages';
@@ -15,15 +15,6 @@ let env: TestWorkflowEnvironment;
 // A low continue-as-new threshold makes the carry-over path run in a short test.
 before(async () => (env = await startTestServer(['--dynamic-config-value', 'limit.historyCount.suggestContinueAsNew=60'])));
 after(async () => env?.teardown());
-
-/** A gate a scripted activity awaits until the test opens it. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((r) => (open = r));
-  let reached!: () => void;
-  const reachedP = new Promise<void>((r) => (reached = r));
-  return { wait: async () => (reached(), opened), open, reached: reachedP };
-}
 
 describe('messages', () => {
   it('pauses, takes a validated policy update, resumes and stops gracefully', async () => {

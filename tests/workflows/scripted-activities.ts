@@ -113,3 +113,12 @@ export function scriptedActivities(script: Script) {
 
   return { activities, calls, assertFullyUsed };
 }
+
+/** A gate a scripted activity awaits (`wait()`) until the test opens it; `reached` resolves once it waits. */
+export function gate(): { wait: () => Promise<void>; open: () => void; reached: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  let reach!: () => void;
+  const reached = new Promise<void>((r) => (reach = r));
+  return { wait: async () => (reach(), opened), open, reached };
+}
