@@ -17,7 +17,7 @@ import { ok, startProductCluster, type ProductCluster } from './cluster';
 let cluster: ProductCluster;
 let client: Client;
 before(async () => {
-  cluster = await startProductCluster('bundle', 28000);
+  cluster = await startProductCluster('bundle');
   client = new Client({ connection: await Connection.connect({ address: cluster.env.WHALE_TEMPORAL_ADDRESS }) });
 });
 after(async () => {

@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ROOT, waitFor } from '../workflows/env';
+import { freePort, ROOT, waitFor } from '../workflows/env';
 
 export interface ProductCluster {
   dir: string;
@@ -19,9 +19,10 @@ export interface ProductCluster {
   output(): string;
 }
 
-export async function startProductCluster(prefix: string, portBase: number): Promise<ProductCluster> {
+export async function startProductCluster(prefix: string): Promise<ProductCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), `whale-${prefix}-`));
-  const port = portBase + (process.pid % 1000) * 2;
+  // A port the OS says is free (fixed ranges collide with other clusters on a shared machine).
+  const port = await freePort();
   const artifactDir = path.join(dir, 'artifacts');
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -13,7 +13,7 @@ import { ok, startProductCluster, type ProductCluster } from './cluster';
 
 let cluster: ProductCluster;
 before(async () => {
-  cluster = await startProductCluster('byod', 26000);
+  cluster = await startProductCluster('byod');
 });
 after(async () => cluster?.teardown());
 

@@ -5,12 +5,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { createServer } from 'node:net';
 import type { Client } from '@temporalio/client';
 import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
 import { startDevServer, stopChild } from '../../cli/dev-server';
 import { connectClient } from '../../workers/connection';
-import { ROOT, waitFor } from '../workflows/env';
+import { freePort, ROOT, waitFor } from '../workflows/env';
 
 export interface ScaleCluster {
   config: TemporalConfig;
@@ -98,19 +97,3 @@ export async function startScaleCluster(): Promise<ScaleCluster> {
 }
 
 export { activityResults } from '../faults/processes';
-
-/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
-async function freePort(): Promise<number> {
-  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(null));
-    srv.listen(port, '127.0.0.1', () => {
-      const got = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(got));
-    });
-  });
-  for (;;) {
-    const port = await tryPort(0);
-    if (port && port < 65535 && (await tryPort(port + 1))) return port;
-  }
-}

@@ -2,6 +2,7 @@
 // TestWorkflowEnvironment.createLocal, with the project's search attributes registered.
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -84,4 +85,20 @@ export function testConfig(queue: string, overrides: Record<string, unknown>): R
     execution: { modelTaskQueue: queue, proposerTaskQueue: queue },
     ...overrides,
   };
+}
+
+/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
+export async function freePort(): Promise<number> {
+  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => {
+      const got = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(got));
+    });
+  });
+  for (;;) {
+    const port = await tryPort(0);
+    if (port && port < 65535 && (await tryPort(port + 1))) return port;
+  }
 }
