@@ -500,7 +500,8 @@ async function injectKills(c: InjectContext): Promise<KillRecord[]> {
         target = pool[pool.length - 1];
         for (let i = 0; i < pool.length; i++) if ((r -= poolWeights[i]) <= 0) { target = pool[i]; break; }
       } else {
-        await sleep(wanted ? 20 : 150);
+        // Poll often: some states (proposer activities, harness evaluations) last a few hundred ms.
+        await sleep(20);
       }
     }
     if (!target || c.isDone()) break;
@@ -591,8 +592,14 @@ async function killOnce(c: InjectContext, n: number, target: KillTarget, signal:
     await c.killWorker(kind, signal);
     return finishWorkerKill(c, rec, kind, victim);
   }
-  // A seeded moment inside the state: up to 4 s into rollouts and evaluations, 3 s into a fine-tune step.
-  const wait = target === 'proposer' ? u * 300 : target === 'model-finetune' ? u * 1000 : u * 2000;
+  // A seeded moment inside the state: up to 0.3 s into a proposer activity, 1 s into a fine-tune step, 2 s into
+  // rollouts and evaluations; but never later than the state is likely to last: within 80 % of what is left of
+  // the median duration of the same activity type so far in this run (on a quiet machine proposer activities
+  // and harness evaluations take well under the fixed caps, and a later moment would always miss them).
+  const cap = target === 'proposer' ? 300 : target === 'model-finetune' ? 1000 : 2000;
+  const past = attemptsOf(tail.lines.filter((l) => l.wf === wf)).filter((a) => a.type === victim!.type && a.end !== null).map((a) => a.end! - a.start).sort((x, y) => x - y);
+  const left = past.length ? past[Math.floor(past.length / 2)] - (Date.now() - victim.start) : cap;
+  const wait = u * Math.min(cap, Math.max(0, 0.8 * left));
   await sleep(wait);
   tail.poll();
   const still = running(tail.lines, pid(kind), wf);
