@@ -1,5 +1,8 @@
 // Synthetic knowledge base for search QA: countries, cities, and "clusters" of one person and the
-// company they founded. Names come from seeded syllables, so the same seed gives the same world.
+// company they founded. Places are seeded syllable words; people and companies are seeded combinations
+// of common English name parts (first name + surname; prefix + root + the kind's suffix), so the same
+// seed gives the same world and, like real names, each name is built from parts seen in many other names
+// (a small model can learn to copy a known part; it cannot learn to spell novel letter soup).
 // A cluster is the underlying item the splits are disjoint by (its person and company are only ever
 // asked about in one split); cities and countries are shared scenery, like common nouns.
 import { Rng } from '../common/rng';
@@ -28,6 +31,33 @@ export const DEFAULT_KB_OPTIONS: KnowledgeBaseOptions = { seed: 'whale-search-qa
 const ONSETS = ['b', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'dr', 'kl', 'tr', 'sh'];
 const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
 const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'm'];
+const FIRST_NAMES = [
+  'Adam', 'Alice', 'Anna', 'Ben', 'Clara', 'Daniel', 'David', 'Edith', 'Emma', 'Frank', 'George', 'Grace',
+  'Hannah', 'Harry', 'Helen', 'Henry', 'Isaac', 'Jack', 'James', 'Jane', 'John', 'Julia', 'Kate', 'Laura',
+  'Leo', 'Lily', 'Lucy', 'Mark', 'Martha', 'Mary', 'Max', 'Nora', 'Oliver', 'Paul', 'Peter', 'Rose',
+  'Ruth', 'Sam', 'Sarah', 'Simon', 'Sophie', 'Thomas', 'Tom', 'Victor', 'Walter', 'William',
+];
+const SURNAMES = [
+  'Adams', 'Allen', 'Bailey', 'Barnes', 'Bell', 'Bennett', 'Brooks', 'Brown', 'Bryant', 'Butler', 'Campbell',
+  'Carter', 'Clark', 'Collins', 'Cook', 'Cooper', 'Cox', 'Davies', 'Dawson', 'Dixon', 'Edwards', 'Ellis',
+  'Evans', 'Fisher', 'Fleming', 'Foster', 'Gibson', 'Graham', 'Gray', 'Griffin', 'Hall', 'Harris',
+  'Hayes', 'Hill', 'Holmes', 'Howard', 'Hughes', 'Hunt', 'Jackson', 'Jenkins', 'Johnson', 'Jones',
+  'Kelly', 'Kennedy', 'King', 'Knight', 'Lambert', 'Lawson', 'Lewis', 'Lloyd', 'Marsh', 'Martin', 'Mason',
+  'Miller', 'Moore', 'Morgan', 'Morris', 'Murphy', 'Murray', 'Nelson', 'Newman', 'Owen', 'Palmer',
+  'Parker', 'Pearce', 'Perry', 'Phillips', 'Porter', 'Powell', 'Price', 'Reed', 'Reid', 'Reynolds',
+  'Richards', 'Roberts', 'Robinson', 'Rogers', 'Ross', 'Russell', 'Scott', 'Shaw', 'Simpson', 'Stevens',
+  'Sullivan', 'Taylor', 'Thompson', 'Turner', 'Walker', 'Wallace', 'Ward', 'Watson', 'Webb',
+  'Wells', 'Wilson', 'Wood', 'Wright', 'Young',
+];
+const COMPANY_PREFIXES = [
+  'Silver', 'Gold', 'Oak', 'Pine', 'Elm', 'Ash', 'Red', 'Green', 'Black', 'White', 'North', 'South', 'East',
+  'West', 'Stone', 'Iron', 'Copper', 'River', 'Lake', 'Sun', 'Moon', 'Star', 'Fox', 'Bear', 'Wolf', 'Hawk',
+  'Rose', 'Maple', 'Cedar', 'Bright',
+];
+const COMPANY_ROOTS = [
+  'brook', 'field', 'ford', 'wood', 'stone', 'gate', 'bridge', 'hill', 'dale', 'haven', 'port', 'well',
+  'marsh', 'ridge', 'crest', 'vale', 'wick', 'moor', 'bury', 'ton',
+];
 const JOBS = ['baker', 'painter', 'pilot', 'doctor', 'farmer', 'singer', 'poet', 'sailor', 'judge', 'tailor', 'potter', 'chef'];
 const COMPANY_KINDS: ReadonlyArray<[kind: string, suffix: string]> = [
   ['bakery', 'Bakes'], ['bank', 'Bank'], ['studio', 'Studio'], ['mill', 'Mills'], ['press', 'Press'],
@@ -72,21 +102,19 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions = DEFAULT_KB
     if (country.capitalCityId === '') country.capitalCityId = city.id;
     cities.push(city);
   }
-  // Person names share first and last names across clusters on purpose: BM25 then returns near misses.
-  const firstNames = Array.from({ length: 150 }, () => word(rng, 1, 2));
-  const lastNames = Array.from({ length: 300 }, () => word(rng, 1, 2));
+  // Names share their parts across clusters on purpose: BM25 then returns near misses.
   const clusters: Cluster[] = [];
   for (let i = 0; i < options.clusters; i++) {
     const person: Person = {
       id: `person${i}`,
-      name: uniqueName(rng, used, () => `${rng.pick(firstNames)} ${rng.pick(lastNames)}`),
+      name: uniqueName(rng, used, () => `${rng.pick(FIRST_NAMES)} ${rng.pick(SURNAMES)}`),
       job: rng.pick(JOBS),
       bornCityId: rng.pick(cities).id,
     };
     const [kind, suffix] = rng.pick(COMPANY_KINDS);
     const company: Company = {
       id: `company${i}`,
-      name: uniqueName(rng, used, () => `${word(rng, 2, 2)} ${suffix}`),
+      name: uniqueName(rng, used, () => `${rng.pick(COMPANY_PREFIXES)}${rng.pick(COMPANY_ROOTS)} ${suffix}`),
       kind,
       cityId: rng.pick(cities).id,
       year: rng.int(1801, 1999),
