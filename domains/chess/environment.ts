@@ -1,11 +1,12 @@
 // The chess puzzle environment: the solver submits moves in UCI; a legal correct move is answered by the
 // opponent's reply from the solution line; a legal wrong move ends the episode; an illegal or malformed
-// move changes nothing (the harness's retry budget decides what happens next). Reward 1 only when the
-// whole line is played (any mating move counts as correct, as on Lichess). No tools: the harness may
-// format the position and legal moves, but never picks a move.
+// move changes nothing (the harness's retry budget decides what happens next). The visible legal-move list
+// marks checks with a leading '+' (mates the same way, so no reward leak). Reward 1 only when the whole
+// line is played (any mating move counts as correct, as on Lichess). No tools: the harness may format
+// the position and legal moves, but never picks a move.
 import { Chess } from 'chess.js';
 import type { DomainEnvironment, JsonObject, SubmitResult, ToolResult } from '../../agent/environment';
-import { compactBoard, legalUciMoves, UCI_PATTERN } from './rules';
+import { compactBoard, legalUciMoves, legalUciMovesMarked, UCI_PATTERN } from './rules';
 import { normalizeMoveText, sideToMove, startFen, type ChessReference, type ChessTask } from './tasks';
 
 export type ChessState = {
@@ -19,11 +20,14 @@ export type ChessState = {
   status: 'playing' | 'solved' | 'failed';
 };
 
-/** The visible facts of a position. `legalMovesText` is the same list as one string, so a harness's
- * user template can show it with a plain `{legalMovesText}` placeholder (arrays are not filled). */
+/** The visible facts of a position. `legalMoves` is the plain sorted UCI list; `legalMovesText` is the
+ * same list as one string with every checking move marked by a leading '+' (`+h5f7 a2a3 ...`; mates too,
+ * never '#', so a mate looks like any other check), so a harness's user template can show it with a plain
+ * `{legalMovesText}` placeholder (arrays are not filled). */
 function positionData(chess: Chess): JsonObject {
-  const legalMoves = legalUciMoves(chess);
-  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves, legalMovesText: legalMoves.join(' ') };
+  const marked = legalUciMovesMarked(chess);
+  const legalMoves = marked.map((m) => m.replace('+', ''));
+  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves, legalMovesText: marked.join(' ') };
 }
 
 export function createChessEnvironment(): DomainEnvironment<ChessReference, ChessState> {

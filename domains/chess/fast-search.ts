@@ -52,6 +52,18 @@ export function fastLegalUci(chess: Chess): string[] {
   return internals(chess)._moves().map(uciOf).sort();
 }
 
+/** Legal moves in UCI, sorted, each move that gives check (mate included) marked by a leading '+'. */
+export function fastLegalUciMarked(chess: Chess): string[] {
+  const c = internals(chess);
+  const out: { uci: string; check: boolean }[] = [];
+  for (const m of c._moves()) {
+    c._makeMove(m);
+    out.push({ uci: uciOf(m), check: c._isKingAttacked(c._turn) });
+    c._undoMove();
+  }
+  return out.sort((a, b) => (a.uci < b.uci ? -1 : a.uci > b.uci ? 1 : 0)).map((m) => (m.check ? `+${m.uci}` : m.uci));
+}
+
 /** UCI moves that mate at once, sorted. */
 export function fastMatingMoves(chess: Chess): string[] {
   const c = internals(chess);

@@ -1,8 +1,9 @@
 // Chess rule helpers over chess.js, in UCI notation only. The environment never shows SAN: chess.js SAN
-// marks checks with '+' and mates with '#', which would leak the reward. Also: solution search helpers
+// marks mates with '#', which would leak the reward; the visible list marks every check (mates included)
+// with the same leading '+' (legalUciMovesMarked), so a mate looks like any other check. Also: solution search helpers
 // (mating moves, unique mate-in-2 first moves) used by the puzzle generator and its tests.
 import { Chess, type Move } from 'chess.js';
-import { fastLegalUci } from './fast-search';
+import { fastLegalUci, fastLegalUciMarked } from './fast-search';
 
 export const UCI_PATTERN = /^[a-h][1-8][a-h][1-8][qrbn]?$/;
 
@@ -17,6 +18,17 @@ export function toUci(m: Pick<Move, 'from' | 'to' | 'promotion'>): string {
  */
 export function legalUciMoves(chess: Chess): string[] {
   return fastLegalUci(chess);
+}
+
+/**
+ * The same sorted list as shown to the solver: a move that gives check carries a leading '+' ('+h5f7'; a
+ * mating move too, never '#': mates must look like any other check). Leading, not trailing as in SAN: a
+ * causal byte-level model decides on a move at its first character, so a mark it must prefer has to come
+ * before the move (copying '+' then the move after it is plain induction; a trailing mark is seen only
+ * after the choice). normalizeMoveText strips the mark.
+ */
+export function legalUciMovesMarked(chess: Chess): string[] {
+  return fastLegalUciMarked(chess);
 }
 
 /** The same list through the public API (reference for tests). */

@@ -1,31 +1,33 @@
-// The chess teacher: when the prompt lists legal moves it usually copies one from the list (LIST path:
-// the solution with P = solveRate, else a random listed move); otherwise, or by choice, it writes a move
-// freehand (FREEHAND: rarely the solution, mostly an invented and often illegal move). Copying from the
-// list is the choice RSFT can reinforce, and only a harness can put the list on screen: the two levers
-// interact (the list pays off once the weights copy from it).
+// The chess teacher: it never reads the solution. When the prompt lists legal moves it usually copies one
+// from the list (LIST path), preferring moves marked as checks ('+h5f7'): with P = checkRate a uniformly
+// random checking move (when the list has one), else a uniformly random listed move. Otherwise, or by
+// choice, it writes a move freehand (FREEHAND: an invented and usually illegal move). Its success comes
+// only from choices a 1m model can learn and RSFT can reinforce: copy from the visible list, and copy a
+// check (every mate is a check, shown with the same '+' as any other check). Only a harness can put the
+// list on screen (and re-show it after the opponent's reply, which mate-in-2 needs), and a prompt that asks
+// to copy a move / to prefer checks raises both rates: the two levers interact.
 import type { Rng } from '../common/rng';
 import type { TeacherPolicy } from '../common/teacher';
-import { Chess } from 'chess.js';
-import { playUci, positionKey } from './rules';
-import { startFen, type ChessReference, type ChessTask } from './tasks';
+import type { ChessReference } from './tasks';
 
 export interface ChessTeacherOptions {
-  /** P(LIST path) when a list is shown, plain prompt / prompt saying "copy one move". */
+  /** P(LIST path) when a list is shown: plain prompt / prompt saying "copy one move". */
   listRatePlain: number;
   listRateAsked: number;
-  /** P(the solution move) on the LIST path, and on the FREEHAND path. */
-  solveRateList: number;
-  solveRateFreehand: number;
+  /** P(copy a checking move) on the LIST path: plain prompt / prompt saying "prefer checks". */
+  checkRatePlain: number;
+  checkRateAsked: number;
 }
-export const DEFAULT_CHESS_TEACHER: ChessTeacherOptions = { listRatePlain: 0.5, listRateAsked: 0.85, solveRateList: 0.4, solveRateFreehand: 0.1 };
+export const DEFAULT_CHESS_TEACHER: ChessTeacherOptions = { listRatePlain: 0.85, listRateAsked: 0.95, checkRatePlain: 0.8, checkRateAsked: 0.95 };
 
-const UCI = /\b[a-h][1-8][a-h][1-8][qrbn]?\b/g;
+/** A listed move as shown: UCI, with the environment's leading '+' when it gives check. */
+const LISTED = /(?:^|[\s:])(\+?[a-h][1-8][a-h][1-8][qrbn]?)(?=$|[\s.,;<])/g;
 
-/** The UCI moves of the most recent message that lists at least three of them (the visible legal list). */
+/** The moves (as shown, check marks kept) of the most recent message that lists at least three of them. */
 export function visibleMoveList(prompt: string): string[] {
   const messages = prompt.split(/<\|(?:user|tool|system)\|>/);
   for (let i = messages.length - 1; i >= 0; i--) {
-    const moves = messages[i].split('<|assistant|>')[0].match(UCI) ?? [];
+    const moves = [...messages[i].split('<|assistant|>')[0].matchAll(LISTED)].map((m) => m[1]);
     if (moves.length >= 3) return moves;
   }
   return [];
@@ -36,35 +38,16 @@ function freehandMove(rng: Rng): string {
   return `${sq()}${sq()}`;
 }
 
-/**
- * Where in the solution line the episode is: the later of (a) the most recent FEN the prompt shows,
- * located by replaying the line (harnesses that rewrite the context show only the latest position) and
- * (b) the opponent replies the prompt mentions (h0 names replies but shows no new FEN).
- */
-export function plyFromPrompt(task: ChessTask, prompt: string): number {
-  const replies = 2 * (prompt.match(/opponent played/g) ?? []).length;
-  const fens = [...prompt.matchAll(/FEN: (\S+ [wb] \S+ \S+ \d+ \d+)/g)].map((m) => positionKey(m[1]));
-  const last = fens[fens.length - 1];
-  if (last === undefined) return replies;
-  const chess = new Chess(startFen(task));
-  const line = task.hidden.line;
-  for (let ply = 0; ply < line.length; ply += 2) {
-    if (positionKey(chess.fen()) === last) return Math.max(ply, replies);
-    if (!playUci(chess, line[ply]) || (line[ply + 1] !== undefined && !playUci(chess, line[ply + 1]))) break;
-  }
-  return replies;
-}
-
 export function chessTeacher(options: ChessTeacherOptions = DEFAULT_CHESS_TEACHER): TeacherPolicy<ChessReference> {
-  return ({ task, prompt, rng }) => {
-    const ply = plyFromPrompt(task, prompt);
-    const solution = task.hidden.line[ply] ?? task.hidden.line[task.hidden.line.length - 1];
+  return ({ prompt, rng }) => {
     const listed = visibleMoveList(prompt);
     const asked = /copy one move/i.test(prompt);
     if (listed.length > 0 && rng.chance(asked ? options.listRateAsked : options.listRatePlain)) {
-      const move = listed.includes(solution) && rng.chance(options.solveRateList) ? solution : rng.pick(listed);
+      const checks = listed.filter((m) => m.startsWith('+'));
+      const preferChecks = /prefer checks/i.test(prompt);
+      const move = checks.length > 0 && rng.chance(preferChecks ? options.checkRateAsked : options.checkRatePlain) ? rng.pick(checks) : rng.pick(listed);
       return `<answer>${move}</answer>`;
     }
-    return `<answer>${rng.chance(options.solveRateFreehand) ? solution : freehandMove(rng)}</answer>`;
+    return `<answer>${freehandMove(rng)}</answer>`;
   };
 }

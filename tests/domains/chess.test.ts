@@ -1,6 +1,7 @@
 // Chess: the environment's transitions (correct move -> opponent reply, legal wrong move -> over,
-// illegal move -> unchanged), whole-line verification, UCI-only views (no SAN check/mate marks), and
-// the fast internal-API search agreeing with the public chess.js API.
+// illegal move -> unchanged), whole-line verification, UCI-only views (no SAN; the legal list marks every
+// check, mates included, with the same leading '+', and nothing shows '#'), and the fast internal-API
+// search agreeing with the public chess.js API.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { chessDomain } from '../../domains/chess';
 import { createChessEnvironment } from '../../domains/chess/environment';
 import { fastMateInTwoFirstMoves, fastMatingMoves } from '../../domains/chess/fast-search';
 import { loadLichessCsv } from '../../domains/chess/lichess-loader';
-import { legalUciMoves, mateInTwoFirstMoves, matingMoves, publicLegalUciMoves } from '../../domains/chess/rules';
+import { legalUciMoves, legalUciMovesMarked, mateInTwoFirstMoves, matingMoves, publicLegalUciMoves } from '../../domains/chess/rules';
 import { buildChessTask } from '../../domains/chess/tasks';
 import { Rng } from '../../domains/common/rng';
 
@@ -73,17 +74,52 @@ test('any mating move completes a mate puzzle (Lichess rule); annotations are no
   assert.equal(env.verify(task, alt.state), 1);
 });
 
-test('views and feedback use UCI only: no SAN check or mate marks anywhere visible', () => {
+test('views and feedback use UCI only: checks carry a leading +, a mate looks like any other check, no # anywhere', () => {
+  let mates = 0;
   for (const task of lichess) {
     let state = env.initialState(task);
-    const seen: string[] = [JSON.stringify(env.observe(task, state)), task.question, JSON.stringify(task.view)];
+    const seen: string[] = [task.question, JSON.stringify(task.view)];
+    const lists: string[] = [];
+    const look = (obs: unknown) => {
+      const o = obs as { legalMovesText?: unknown; legalMoves?: unknown; fen?: unknown } | null;
+      if (o === null) return;
+      const { legalMovesText, ...rest } = o;
+      seen.push(JSON.stringify(rest));
+      if (typeof legalMovesText === 'string') {
+        lists.push(legalMovesText);
+        const shownMoves = legalMovesText === '' ? [] : legalMovesText.split(' ');
+        assert.deepEqual(shownMoves.map((m) => m.replace(/^\+/, '')), o.legalMoves, 'the marked list is legalMoves with marks');
+        const chess = new Chess(String(o.fen));
+        const san = new Map(chess.moves({ verbose: true }).map((m) => [`${m.from}${m.to}${m.promotion ?? ''}`, m.san]));
+        for (const shown of shownMoves) {
+          const sanOf = san.get(shown.replace(/^\+/, ''));
+          assert.equal(shown.startsWith('+'), /[+#]$/.test(sanOf ?? ''), `${task.id}: ${shown} is ${sanOf}`);
+          if (sanOf?.endsWith('#')) mates++;
+        }
+      }
+    };
+    look(env.observe(task, state));
     for (let i = 0; i < task.hidden.line.length; i += 2) {
       const r = env.submit(task, state, task.hidden.line[i]);
-      seen.push(r.text, JSON.stringify(r.data));
+      seen.push(r.text);
+      look(r.data);
       state = r.state;
-      seen.push(JSON.stringify(env.observe(task, state)));
+      look(env.observe(task, state));
     }
     for (const text of seen) assert.ok(!/[+#]/.test(text), `${task.id}: ${text.slice(0, 120)}`);
+    for (const list of lists) assert.match(list, /^(\+?[a-h][1-8][a-h][1-8][qrbn]?( \+?[a-h][1-8][a-h][1-8][qrbn]?)*)?$/);
+  }
+  assert.ok(mates > 0, 'the fixture lines reach positions with a mating move, shown as a plain check');
+});
+
+test('the marked list agrees with the public API on random positions (checks and mates marked alike)', () => {
+  const rng = new Rng('marks');
+  for (let i = 0; i < 40; i++) {
+    const chess = new Chess();
+    for (let ply = 0; ply < rng.int(0, 30) && !chess.isGameOver(); ply++) chess.move(rng.pick(chess.moves()));
+    const expected = chess.moves({ verbose: true }).map((m) => ({ uci: `${m.from}${m.to}${m.promotion ?? ''}`, check: /[+#]$/.test(m.san) }))
+      .sort((a, b) => (a.uci < b.uci ? -1 : 1)).map((m) => (m.check ? `+${m.uci}` : m.uci));
+    assert.deepEqual(legalUciMovesMarked(chess), expected, chess.fen());
   }
 });
 

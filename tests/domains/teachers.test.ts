@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { runEpisodes } from '../../agent/loop';
 import type { Trajectory } from '../../agent/trajectory';
 import { loadHarnessInProcess } from '../../harness-sandbox/in-process';
-import { chessTeacher } from '../../domains/chess/teacher';
+import { chessTeacher, visibleMoveList } from '../../domains/chess/teacher';
+import type { ChessTask } from '../../domains/chess/tasks';
+import { Rng } from '../../domains/common/rng';
+import { readPromptVariant } from '../../training/corpus';
 import { TeacherBackend, type TeacherPolicy } from '../../domains/common/teacher';
 import { readSeedHarness } from '../../domains/harnesses';
 import { mathTeacher } from '../../domains/math/teacher';
@@ -56,14 +59,38 @@ test('search QA teacher: searching pays off only when the harness shows enough o
   assert.ok(success(ref) > success(h0) + 0.25, report.at(-1));
 });
 
-test('chess teacher: the legal-move list (a harness lever) is what the listed-move choice needs', async () => {
+test('chess teacher: never reads the solution; copies listed moves, preferring checks (more so when asked)', async () => {
   const h0 = await rollout('chess', readSeedHarness('chess'), chessTeacher() as TeacherPolicy<never>, 3);
+  const asked = await rollout('chess', readPromptVariant('chess'), chessTeacher() as TeacherPolicy<never>, 3);
   const ref = await rollout('chess', readReferenceHarness('chess'), chessTeacher() as TeacherPolicy<never>, 3);
+  // First answers: copied from the shown list (as shown, '+' kept) and, among copies, how many are checks.
+  const firstAnswers = (ts: Trajectory[]) => ts.map((t) => {
+    const user = t.messages.find((m) => m.role === 'user')?.content ?? '';
+    const answer = /<answer>([^<]*)<\/answer>/.exec(t.messages.find((m) => m.role === 'assistant')?.content ?? '')?.[1] ?? '';
+    return { listed: visibleMoveList(user).includes(answer), check: answer.startsWith('+') };
+  });
+  const copyRate = (ts: Trajectory[]) => firstAnswers(ts).filter((a) => a.listed).length / ts.length;
+  const checkShare = (ts: Trajectory[]) => {
+    const copies = firstAnswers(ts).filter((a) => a.listed);
+    return copies.filter((a) => a.check).length / copies.length;
+  };
   const illegalEnd = (ts: Trajectory[]) => rate(ts, (t) => t.stopReason === 'illegal-actions');
-  report.push(`chess: h0 success ${success(h0).toFixed(2)} (ended on illegal moves ${illegalEnd(h0).toFixed(2)}); reference success ${success(ref).toFixed(2)} (${illegalEnd(ref).toFixed(2)})`);
-  assert.ok(success(h0) > 0 && success(h0) < 0.15, report.at(-1));
-  assert.ok(success(ref) > success(h0) + 0.1, report.at(-1));
+  report.push(`chess: h0 success ${success(h0).toFixed(2)} copy ${copyRate(h0).toFixed(2)} checks ${checkShare(h0).toFixed(2)} (ended on illegal moves ${illegalEnd(h0).toFixed(2)}); asked variant ${success(asked).toFixed(2)} copy ${copyRate(asked).toFixed(2)} checks ${checkShare(asked).toFixed(2)}; reference success ${success(ref).toFixed(2)} (${illegalEnd(ref).toFixed(2)})`);
+  assert.ok(copyRate(h0) > 0.75 && copyRate(h0) < 0.95, report.at(-1));
+  assert.ok(checkShare(h0) > 0.7 && checkShare(h0) < 0.92, report.at(-1));
+  assert.ok(copyRate(asked) > copyRate(h0) && checkShare(asked) > checkShare(h0), report.at(-1));
+  assert.ok(success(h0) > 0.04 && success(h0) < 0.2, report.at(-1));
+  assert.ok(success(ref) > success(h0), report.at(-1));
   assert.ok(illegalEnd(h0) > illegalEnd(ref), report.at(-1));
+  // No oracle: the same prompt and seed give the same answer whatever the hidden line says.
+  const task = getDomain('chess').load({ kind: 'synthetic' }).splits.harness[0] as ChessTask;
+  const prompt = h0[0].messages.map((m) => `<|${m.role}|>${m.content}<|end|>`).join('');
+  const teacher = chessTeacher();
+  for (let i = 0; i < 20; i++) {
+    const a = teacher({ task, prompt, turn: 0, rng: new Rng(`s${i}`) });
+    const b = teacher({ task: { ...task, hidden: { line: ['a1a2'] } }, prompt, turn: 0, rng: new Rng(`s${i}`) });
+    assert.equal(a, b);
+  }
 });
 
 test('teacher rates (printed for reports)', () => {

@@ -1,7 +1,8 @@
 // A stronger hand-written chess harness, for tests and reports only (never in a proposer's catalogue):
-// shows the legal moves (UCI, from the environment's visible list), replaces the conversation with the new
-// position and list after every opponent reply, re-shows the list after an illegal move, accepts a bare
-// UCI move as the answer, and gives retries. It never chooses a move: every answer is a span the model wrote.
+// shows the legal moves (UCI, checks marked '+', from the environment's visible list), asks to copy one
+// and to prefer checks, replaces the conversation with the new position and list after every opponent
+// reply, re-shows the list after an illegal move, accepts a bare UCI move as the answer, and gives retries.
+// It never chooses a move: every answer is a span the model wrote.
 import type { HarnessDefinition } from '../../../agent/harness-contract';
 
 function legalList(obs: Record<string, unknown>): string {
@@ -10,7 +11,7 @@ function legalList(obs: Record<string, unknown>): string {
 
 const harness: HarnessDefinition = {
   name: 'chess-strong',
-  systemPrompt: 'Solve the chess puzzle. Copy one move from the legal moves: <answer>move</answer>.',
+  systemPrompt: 'Solve the chess puzzle. Copy one move from the legal moves, prefer checks (+): <answer>move</answer>.',
   userTemplate: '{question}\nLegal: {legalMovesText}',
   maxTurns: 8,
   retryBudgets: { formatErrors: 2, illegalActions: 3 },
