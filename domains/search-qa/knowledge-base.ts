@@ -1,8 +1,9 @@
 // Synthetic knowledge base for search QA: countries, cities, and "clusters" of one person and the
-// company they founded. Places are seeded syllable words; people and companies are seeded combinations
-// of common English name parts (first name + surname; prefix + root + the kind's suffix), so the same
-// seed gives the same world and, like real names, each name is built from parts seen in many other names
-// (a small model can learn to copy a known part; it cannot learn to spell novel letter soup).
+// company they founded. Every name is a seeded combination of name parts (countries: one of a fixed set;
+// cities: prefix + ending; people: first name + surname; companies: prefix + root + the kind's suffix), so
+// the same seed gives the same world and, like real names, each name is built from parts seen in many
+// other names. A probe found the 1m base copies a known part but not novel letter soup: with seeded
+// syllable names it copied the first two letters of an entity or answer and invented the rest.
 // A cluster is the underlying item the splits are disjoint by (its person and company are only ever
 // asked about in one split); cities and countries are shared scenery, like common nouns.
 import { Rng } from '../common/rng';
@@ -28,9 +29,13 @@ export interface KnowledgeBaseOptions {
 
 export const DEFAULT_KB_OPTIONS: KnowledgeBaseOptions = { seed: 'whale-search-qa-kb-v1', countries: 24, cities: 160, clusters: 3000 };
 
-const ONSETS = ['b', 'd', 'f', 'g', 'h', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'z', 'br', 'dr', 'kl', 'tr', 'sh'];
-const VOWELS = ['a', 'e', 'i', 'o', 'u', 'ai', 'ou'];
-const CODAS = ['', '', '', 'n', 'r', 'l', 's', 'm'];
+const COUNTRY_NAMES = [
+  'Avonia', 'Belland', 'Carrow', 'Dalmark', 'Esterra', 'Farland', 'Galdor', 'Hestia', 'Istria', 'Jorvik',
+  'Kalmar', 'Lorren', 'Marevia', 'Nordia', 'Ostmark', 'Pellor', 'Quenia', 'Rovenia', 'Sarnia', 'Tarvos',
+  'Ulmar', 'Varna', 'Wessia', 'Zemlia',
+];
+const CITY_PREFIXES = ['Alder', 'Bram', 'Carn', 'Dun', 'Fen', 'Glen', 'Hal', 'Kel', 'Lan', 'Mel', 'Nor', 'Pem', 'Sel', 'Tal', 'Wen', 'Yar'];
+const CITY_ENDINGS = ['bay', 'by', 'ham', 'mouth', 'ley', 'more', 'stead', 'thorpe', 'wyn', 'caster'];
 const FIRST_NAMES = [
   'Adam', 'Alice', 'Anna', 'Ben', 'Clara', 'Daniel', 'David', 'Edith', 'Emma', 'Frank', 'George', 'Grace',
   'Hannah', 'Harry', 'Helen', 'Henry', 'Isaac', 'Jack', 'James', 'Jane', 'John', 'Julia', 'Kate', 'Laura',
@@ -64,17 +69,6 @@ const COMPANY_KINDS: ReadonlyArray<[kind: string, suffix: string]> = [
   ['shipyard', 'Yards'], ['brewery', 'Brews'], ['workshop', 'Works'], ['theatre', 'Stage'], ['farm', 'Farms'],
 ];
 
-function syllable(rng: Rng): string {
-  return rng.pick(ONSETS) + rng.pick(VOWELS) + rng.pick(CODAS);
-}
-
-function word(rng: Rng, minSyl: number, maxSyl: number): string {
-  let w = '';
-  const n = rng.int(minSyl, maxSyl);
-  for (let i = 0; i < n; i++) w += syllable(rng);
-  return w.charAt(0).toUpperCase() + w.slice(1);
-}
-
 /** Draws names until one is unused; every entity name in the world is unique (case-insensitive). */
 function uniqueName(rng: Rng, used: Set<string>, make: () => string): string {
   for (let tries = 0; tries < 10_000; tries++) {
@@ -85,7 +79,7 @@ function uniqueName(rng: Rng, used: Set<string>, make: () => string): string {
       return name;
     }
   }
-  throw new Error('knowledge base: ran out of unique names; lower the entity counts or widen the syllable tables');
+  throw new Error('knowledge base: ran out of unique names; lower the entity counts (at most 24 countries and 160 cities) or add name parts');
 }
 
 export function generateKnowledgeBase(options: KnowledgeBaseOptions = DEFAULT_KB_OPTIONS): KnowledgeBase {
@@ -94,11 +88,11 @@ export function generateKnowledgeBase(options: KnowledgeBaseOptions = DEFAULT_KB
   const countries: Country[] = [];
   const cities: City[] = [];
   for (let i = 0; i < options.countries; i++) {
-    countries.push({ id: `country${i}`, name: uniqueName(rng, used, () => word(rng, 1, 2)), capitalCityId: '' });
+    countries.push({ id: `country${i}`, name: uniqueName(rng, used, () => rng.pick(COUNTRY_NAMES)), capitalCityId: '' });
   }
   for (let i = 0; i < options.cities; i++) {
     const country = i < options.countries ? countries[i] : rng.pick(countries);
-    const city: City = { id: `city${i}`, name: uniqueName(rng, used, () => word(rng, 2, 3)), countryId: country.id };
+    const city: City = { id: `city${i}`, name: uniqueName(rng, used, () => `${rng.pick(CITY_PREFIXES)}${rng.pick(CITY_ENDINGS)}`), countryId: country.id };
     if (country.capitalCityId === '') country.capitalCityId = city.id;
     cities.push(city);
   }
