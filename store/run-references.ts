@@ -9,6 +9,9 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { addHashesFrom, type LiveReferences } from './gc';
 
+/** Margin subtracted from an attempt's start time when protecting what it writes (coarse file clocks, skew). */
+const START_CLOCK_SLACK_MS = 20;
+
 // PendingActivityState values (temporal.api.enums.v1).
 const STARTED = 2;
 const CANCEL_REQUESTED = 3;
@@ -60,7 +63,9 @@ export async function collectLiveReferences(client: Client, pins: Iterable<strin
           if (a.state !== STARTED && a.state !== CANCEL_REQUESTED) continue;
           const t = a.lastStartedTime;
           // No start time: protect everything rather than guess.
-          const ms = t?.seconds != null ? Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+          // File times come from the kernel's coarse clock (up to a tick, ~4 ms, behind the server's stamp;
+          // a write made right after the start can look older than it): keep a margin.
+          const ms = t?.seconds != null ? Math.max(0, Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) - START_CLOCK_SLACK_MS) : 0;
           live.protectSinceMs = Math.min(live.protectSinceMs ?? ms, ms);
         }
       }

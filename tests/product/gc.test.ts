@@ -49,7 +49,7 @@ async function deleteRun(workflowId: string): Promise<void> {
   await waitFor(`${workflowId} to be deleted`, async () => {
     for await (const w of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) return w ? undefined : true;
     return env.client.workflow.getHandle(workflowId).describe().then(() => undefined, () => true);
-  }, 60_000);
+  }, 180_000);
 }
 
 describe('whale gc', () => {
@@ -64,7 +64,10 @@ describe('whale gc', () => {
     });
     const worker: Worker = await createTestWorker(env, q, s.activities);
     const weightsOnly = (steps: number) => testConfig(q, { method: 'weights-only', budget: { totalWeightSteps: steps } });
-    await worker.runUntil(async () => {
+    // A failed assertion must fail the test, not hang it: the worker's shutdown waits for held activities.
+    const release = () => { holds.running.open(); holds.terminated.open(); };
+    await worker.runUntil(async () => { try { await body(); } finally { release(); } });
+    async function body(): Promise<void> {
       const start = (id: string, config: Record<string, unknown>) => env.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
       // Finished and retained: one weight step, one harness phase (an archive), one more weight step.
       const finished = await start('gc-finished', testConfig(q, {
@@ -110,7 +113,8 @@ describe('whale gc', () => {
       const live = await collectLiveReferences(env.client);
       assert.ok(live.protectSinceMs !== null, 'the running run\'s step in flight must protect what it writes');
       const plan = await planGc(root, live, { graceMs: 0 });
-      assert.deepEqual(plan.objects.map((o) => o.sha256), expectedObjects, 'objects to remove');
+      const extra = plan.objects.map((o) => o.sha256).filter((h) => !expectedObjects.includes(h)).map((h) => `${h.slice(0, 12)}: ${JSON.stringify(s.puts.filter((p) => p.sha256 === h))}`);
+      assert.deepEqual(plan.objects.map((o) => o.sha256), expectedObjects, `objects to remove (unexpected: ${extra.join('; ')})`);
       assert.deepEqual(plan.names.map((n) => n.name), expectedNames, 'name bindings to remove');
       assert.deepEqual(plan.archives.map((a) => a.key.split('/')[0]), ['gc-deleted'], 'archives to remove');
       assert.deepEqual(plan.tempFiles.map((f) => path.basename(f.file)), [path.basename(tmp)]);
@@ -158,6 +162,6 @@ describe('whale gc', () => {
       assert.equal(byId.get('gc-running')?.step, 3);
       assert.equal(byId.get('gc-finished')?.bestScore, 0.25);
       assert.equal(byId.get('gc-finished')?.phase, 'done');
-    });
+    }
   });
 });
