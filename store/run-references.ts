@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { addHashesFrom, type LiveReferences } from './gc';
 
-/** Margin subtracted from an attempt's start time when protecting what it writes (coarse file clocks, skew). */
+/** Margin subtracted from an attempt's start time when protecting what it writes (file times lag by a clock tick). */
 const START_CLOCK_SLACK_MS = 20;
 
 // PendingActivityState values (temporal.api.enums.v1).

@@ -10,6 +10,7 @@ import { chessTeacher, visibleMoveList } from '../../domains/chess/teacher';
 import type { ChessTask } from '../../domains/chess/tasks';
 import { Rng } from '../../domains/common/rng';
 import { readPromptVariant } from '../../training/corpus';
+import { decodeTokens } from '../../model/tokenizer';
 import { TeacherBackend, type TeacherPolicy } from '../../domains/common/teacher';
 import { readSeedHarness } from '../../domains/harnesses';
 import { mathTeacher } from '../../domains/math/teacher';
@@ -84,7 +85,7 @@ test('chess teacher: never reads the solution; copies listed moves, preferring c
   assert.ok(illegalEnd(h0) > illegalEnd(ref), report.at(-1));
   // No oracle: the same prompt and seed give the same answer whatever the hidden line says.
   const task = getDomain('chess').load({ kind: 'synthetic' }).splits.harness[0] as ChessTask;
-  const prompt = h0[0].messages.map((m) => `<|${m.role}|>${m.content}<|end|>`).join('');
+  const prompt = decodeTokens(h0[0].modelCalls[0].promptTokens);
   const teacher = chessTeacher();
   for (let i = 0; i < 20; i++) {
     const a = teacher({ task, prompt, turn: 0, rng: new Rng(`s${i}`) });

@@ -34,7 +34,6 @@ after(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 async function whale(args: string[], extraEnv: Record<string, string> = {}): Promise<string> {
