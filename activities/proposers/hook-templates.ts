@@ -18,8 +18,11 @@ export interface FeedbackPlan {
 }
 
 export interface ParsePlan {
-  /** The first turn's answer is turned back into a format error: call a tool first. */
+  /** The first turn must call a tool: an answer there is turned back into a format error. */
   firstTool: boolean;
+  /** With `firstTool`: instead of a format error, the harness makes the first call itself, the first tool
+   * with the task's question as its input (a forced first search), and the model answers from its result. */
+  callWithQuestion?: boolean;
 }
 
 export type HookPlan = { hook: 'feedback'; plan: FeedbackPlan } | { hook: 'parseAction'; plan: ParsePlan };
@@ -60,7 +63,7 @@ function renderFeedback(p: FeedbackPlan, answerHint: string): string {
   return lines.filter((l) => l !== '').join('\n');
 }
 
-function renderParse(_p: ParsePlan): string {
+function renderParse(p: ParsePlan): string {
   return [
     'parseAction(input) {',
     "  const names = [...input.tools.map((t) => t.name), 'answer'];",
@@ -73,12 +76,15 @@ function renderParse(_p: ParsePlan): string {
     '    if (best === null || at < best.at) best = { at, name, body: input.text.slice(at + name.length + 2, end).trim() };',
     '  }',
     "  const tags = names.map((n) => `<${n}>...</${n}>`);",
+    p.callWithQuestion
+      ? "  if (input.turn === 0 && input.tools.length > 0 && (best === null || best.name === 'answer')) return { state: input.state, action: { kind: 'tool', tool: input.tools[0].name, input: input.task.question } };"
+      : '',
     "  if (best === null) return { state: input.state, action: { kind: 'none', reason: `no complete action tag; use ${tags.join(' or ')}` } };",
     "  if (best.name !== 'answer') return { state: input.state, action: { kind: 'tool', tool: best.name, input: best.body } };",
-    "  if (input.turn === 0 && names.length > 1) return { state: input.state, action: { kind: 'none', reason: `call ${tags.slice(0, -1).join(' or ')} before answering` } };",
+    p.callWithQuestion ? '' : "  if (input.turn === 0 && names.length > 1) return { state: input.state, action: { kind: 'none', reason: `call ${tags.slice(0, -1).join(' or ')} before answering` } };",
     "  return { state: input.state, action: { kind: 'answer', answer: best.body } };",
     '}',
-  ].join('\n');
+  ].filter((l) => l !== '').join('\n');
 }
 
 export function renderHook(h: HookPlan, answerHint: string): string {
@@ -107,7 +113,7 @@ export function readHooks(info: HarnessSourceInfo): ExistingHook[] {
       if (m && m[1] === name) {
         try {
           const parsed = JSON.parse(m[2]) as FeedbackPlan & ParsePlan;
-          const plan: HookPlan = name === 'feedback' ? { hook: 'feedback', plan: { ...emptyFeedbackPlan(), ...parsed } } : { hook: 'parseAction', plan: { firstTool: Boolean(parsed.firstTool) } };
+          const plan: HookPlan = name === 'feedback' ? { hook: 'feedback', plan: { ...emptyFeedbackPlan(), ...parsed } } : { hook: 'parseAction', plan: { firstTool: Boolean(parsed.firstTool), callWithQuestion: Boolean(parsed.callWithQuestion) } };
           return { name, start: c.pos, end: p.getEnd(), plan };
         } catch {
           break;

@@ -194,15 +194,16 @@ export const MECHANISMS: readonly Mechanism[] = [
     apply(p, env, variant) {
       const tools = env.tools.filter((t) => Object.keys(t.params).length > 0);
       if (!tools.length || !p.config.toolParams) return null;
+      // One parameter per candidate (one mechanism, one change), so the archive tells which one mattered.
       const tool = tools[variant % tools.length];
+      const keys = Object.keys(tool.params);
+      const key = keys[Math.floor(variant / tools.length) % keys.length];
       const shrink = frac(p.stats, (s) => s.failures.context) > 0.25;
       const cur = p.config.toolParams[tool.name] ?? {};
-      const next: Record<string, number> = {};
-      for (const [k, spec] of Object.entries(tool.params)) {
-        const v = cur[k] ?? spec.default;
-        next[k] = shrink ? Math.max(spec.min, Math.floor(v / 2)) : Math.min(spec.max, Math.max(spec.default, v * 2));
-      }
-      const changed = Object.keys(next).filter((k) => next[k] !== (cur[k] ?? tool.params[k].default));
+      const spec = tool.params[key];
+      const v = cur[key] ?? spec.default;
+      const next: Record<string, number> = { ...cur, [key]: shrink ? Math.max(spec.min, Math.floor(v / 2)) : Math.min(spec.max, Math.max(spec.default, v * 2)) };
+      const changed = next[key] !== v ? [key] : [];
       if (!changed.length) return null;
       const edits = edit(p, 'toolParams', tsLiteral({ ...p.config.toolParams, [tool.name]: next }));
       return edits && {
@@ -215,8 +216,18 @@ export const MECHANISMS: readonly Mechanism[] = [
   {
     id: 'forced-first-tool', axis: 'control', promptOnly: false,
     weight: (p) => 1 + 4 * frac(p.stats, (s) => s.failedWithoutTool),
-    apply(p, env) {
+    apply(p, env, variant) {
       if (!env.tools.length || p.hooks.some((h) => h.name === 'parseAction') || !p.config.retryBudgets || p.config.maxTurns === undefined) return null;
+      // Two forms: the harness makes the first call itself (the first tool, on the task's question: a forced
+      // first search), or it bounces a first-turn answer back as a format error so the model calls a tool.
+      if (variant % 2 === 0) {
+        const edits = hookTransformation(p, env, [{ hook: 'parseAction', plan: { firstTool: true, callWithQuestion: true } }]);
+        return edits && {
+          mechanism: 'forced-first-tool', axis: 'control',
+          hypothesis: 'failed episodes answer without calling a tool; calling the first tool on the question before the model answers grounds the answer',
+          changes: `parseAction: a first turn without a tool call becomes <${env.tools[0].name}> on the task's question`, edits,
+        };
+      }
       const extra: SourceEdit[] = [];
       const changes = ['parseAction: an answer on the first turn is a format error ("call a tool first")'];
       if (p.config.retryBudgets.formatErrors < 1) {

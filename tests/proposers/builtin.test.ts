@@ -5,11 +5,15 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
+import { runEpisodes } from '../../agent/loop';
 import { recordCandidateEvaluation } from '../../activities/archive';
+import { applyEdits, parseHarnessSource } from '../../activities/proposers/harness-source';
+import { setHooks } from '../../activities/proposers/hook-templates';
 import { promptOnlyDifferences } from '../../activities/proposers/validation';
 import { readSeedHarness } from '../../domains/harnesses';
-import type { BuiltinDomainName } from '../../domains/registry';
+import { getDomain, type BuiltinDomainName } from '../../domains/registry';
 import { SandboxPool } from '../../harness-sandbox/pool';
+import { ScriptedBackend } from '../agent/scripted-backend';
 import { fakeTrajectories, proposeInput, setUp, type Harnessed } from './fixtures';
 
 const pool = new SandboxPool();
@@ -109,5 +113,33 @@ test('the built-in catalogue has no domain literals (generic across domains)', (
     const code = readFileSync(path.join(dir, f), 'utf8').replace(/^\s*\/\/.*$/gm, '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\bMath\./g, '');
     const hit = literals.exec(code);
     assert.equal(hit, null, `${f} mentions ${hit?.[0]}`);
+  }
+});
+
+test('forced first tool: one form has the harness call the first tool on the question, the other bounces the answer', async () => {
+  const inst = getDomain('search-qa').load({ kind: 'synthetic' });
+  const tasks = inst.splits.harness.slice(0, 4);
+  const h0 = readSeedHarness('search-qa');
+  const info = parseHarnessSource(h0);
+  assert.ok(info);
+  // A model that answers at once on the first turn and answers again once it has seen a tool result.
+  const script = (prompt: string) => (prompt.includes('<|tool|>') || prompt.includes('Format error') ? '<answer>Nobody</answer>' : '<answer>Somebody</answer>');
+  const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 32, maxEpisodeTokens: 512 };
+  const run = async (plan: { firstTool: boolean; callWithQuestion?: boolean }, retries: number) => {
+    const source = applyEdits(h0, setHooks(info, [{ hook: 'parseAction', plan }], '<answer>answer</answer>') ?? []).replace('formatErrors: 0', `formatErrors: ${retries}`);
+    const loaded = await pool.loadHarness(source);
+    assert.ok(loaded.ok, loaded.ok ? '' : loaded.failure.reason);
+    return (await runEpisodes({ backend: new ScriptedBackend(script), environment: inst.environment, harness: loaded.runner, tasks, samplesPerTask: 1, sampling, runSeed: 1, step: 0 })).trajectories;
+  };
+  for (const t of await run({ firstTool: true, callWithQuestion: true }, 0)) {
+    const task = tasks.find((x) => x.id === t.taskId);
+    assert.equal(t.turns[0].tool?.tool, 'search');
+    assert.equal(t.turns[0].tool?.input, task?.question);
+    assert.equal(t.turns[1].action.kind, 'answer');
+  }
+  for (const t of await run({ firstTool: true }, 1)) {
+    assert.equal(t.turns[0].action.kind, 'none');
+    assert.equal(t.turns[0].tool, undefined);
+    assert.match(t.turns[0].feedback?.map((m) => m.content).join('\n') ?? '', /before answering/);
   }
 });
