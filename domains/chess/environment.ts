@@ -21,13 +21,17 @@ export type ChessState = {
 };
 
 /** The visible facts of a position. `legalMoves` is the plain sorted UCI list; `legalMovesText` is the
- * same list as one string with every checking move marked by a leading '+' (`+h5f7 a2a3 ...`; mates too,
- * never '#', so a mate looks like any other check), so a harness's user template can show it with a plain
- * `{legalMovesText}` placeholder (arrays are not filled). */
+ * same moves as one string with every checking move marked by a leading '+' (mates too, never '#', so a
+ * mate looks like any other check), the checks first (`+d1h5 +h5f7 a2a3 ...`, each group sorted), so a
+ * harness's user template can show it with a plain `{legalMovesText}` placeholder (arrays are not
+ * filled). Checks first because a byte-level model of the embedded size copies a move reliably from the
+ * head of a list and poorly from its middle (it copies the from-square and invents the to-square); the
+ * order says which moves give check, as the mark does, and nothing about which one mates. */
 function positionData(chess: Chess): JsonObject {
   const marked = legalUciMovesMarked(chess);
   const legalMoves = marked.map((m) => m.replace('+', ''));
-  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves, legalMovesText: marked.join(' ') };
+  const shown = [...marked.filter((m) => m.startsWith('+')), ...marked.filter((m) => !m.startsWith('+'))];
+  return { fen: chess.fen(), sideToMove: chess.turn() === 'w' ? 'white' : 'black', legalMoves, legalMovesText: shown.join(' ') };
 }
 
 export function createChessEnvironment(): DomainEnvironment<ChessReference, ChessState> {

@@ -1,6 +1,8 @@
 // The chess teacher: it never reads the solution. When the prompt lists legal moves it usually copies one
-// from the list (LIST path), preferring moves marked as checks ('+h5f7'): with P = checkRate a uniformly
-// random checking move (when the list has one), else a uniformly random listed move. Otherwise, or by
+// from the list (LIST path), preferring moves marked as checks ('+h5f7'): with P = checkRate the first
+// checking move listed (the environment lists checks first, so this is the head of the list: a copy a 1m
+// byte model learns, where a check picked from the middle of a 40-move list came back with an invented
+// to-square), else a uniformly random listed move. Otherwise, or by
 // choice, it writes a move freehand (FREEHAND: an invented and usually illegal move). Its success comes
 // only from choices a 1m model can learn and RSFT can reinforce: copy from the visible list, and copy a
 // check (every mate is a check, shown with the same '+' as any other check). Only a harness can put the
@@ -45,7 +47,7 @@ export function chessTeacher(options: ChessTeacherOptions = DEFAULT_CHESS_TEACHE
     if (listed.length > 0 && rng.chance(asked ? options.listRateAsked : options.listRatePlain)) {
       const checks = listed.filter((m) => m.startsWith('+'));
       const preferChecks = /prefer checks/i.test(prompt);
-      const move = checks.length > 0 && rng.chance(preferChecks ? options.checkRateAsked : options.checkRatePlain) ? rng.pick(checks) : rng.pick(listed);
+      const move = checks.length > 0 && rng.chance(preferChecks ? options.checkRateAsked : options.checkRatePlain) ? checks[0] : rng.pick(listed);
       return `<answer>${move}</answer>`;
     }
     return `<answer>${freehandMove(rng)}</answer>`;
