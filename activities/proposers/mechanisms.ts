@@ -202,14 +202,14 @@ export const MECHANISMS: readonly Mechanism[] = [
       const cur = p.config.toolParams[tool.name] ?? {};
       const spec = tool.params[key];
       const v = cur[key] ?? spec.default;
-      const next: Record<string, number> = { ...cur, [key]: shrink ? Math.max(spec.min, Math.floor(v / 2)) : Math.min(spec.max, Math.max(spec.default, v * 2)) };
-      const changed = next[key] !== v ? [key] : [];
-      if (!changed.length) return null;
+      const to = shrink ? Math.max(spec.min, Math.floor(v / 2)) : Math.min(spec.max, Math.max(spec.default, v * 2));
+      if (to === v) return null;
+      const next: Record<string, number> = { ...cur, [key]: to };
       const edits = edit(p, 'toolParams', tsLiteral({ ...p.config.toolParams, [tool.name]: next }));
       return edits && {
         mechanism: 'tool-params', axis: 'retrieval',
         hypothesis: shrink ? 'episodes run out of context; smaller tool outputs keep them inside it' : 'answers are wrong after tool calls; more and longer tool output gives the model the facts',
-        changes: changed.map((k) => `toolParams.${tool.name}.${k} ${cur[k] ?? tool.params[k].default} -> ${next[k]}`).join(', '), edits,
+        changes: `toolParams.${tool.name}.${key} ${v} -> ${to}`, edits,
       };
     },
   },

@@ -21,8 +21,8 @@ export function legalUciMoves(chess: Chess): string[] {
 }
 
 /**
- * The sorted list with marks (the environment shows the checks first): a move that gives check carries a leading '+' ('+h5f7'; a
- * mating move too, never '#': mates must look like any other check). Leading, not trailing as in SAN: a
+ * The sorted list with marks (the environment shows the checks first): a move that gives check carries a
+ * leading '+' ('+h5f7'; a mating move too, never '#': mates must look like any other check). Leading, not trailing as in SAN: a
  * causal byte-level model decides on a move at its first character, so a mark it must prefer has to come
  * before the move (copying '+' then the move after it is plain induction; a trailing mark is seen only
  * after the choice). normalizeMoveText strips the mark.
