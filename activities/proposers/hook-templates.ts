@@ -15,6 +15,9 @@ export interface FeedbackPlan {
   fields: string[];
   /** Format errors answered with the exact action syntax. */
   syntaxReminder: boolean;
+  /** Format errors are not shown at all: the rejected turn is dropped from the conversation and the model
+   * samples that turn again from the same context (each retry still uses one turn and one format retry). */
+  dropRejected?: boolean;
 }
 
 export interface ParsePlan {
@@ -23,6 +26,9 @@ export interface ParsePlan {
   /** With `firstTool`: instead of a format error, the harness makes the first call itself, the first tool
    * with the task's question as its input (a forced first search), and the model answers from its result. */
   callWithQuestion?: boolean;
+  /** With `firstTool`: an answer is a format error until the episode has called a tool (the hook records the
+   * first call in the harness state), not only on turn 0. */
+  untilTool?: boolean;
 }
 
 export type HookPlan = { hook: 'feedback'; plan: FeedbackPlan } | { hook: 'parseAction'; plan: ParsePlan };
@@ -46,8 +52,9 @@ function renderFeedback(p: FeedbackPlan, answerHint: string): string {
       : '    content = e.text;',
     p.nudge ? `    content += '\\nIf this is enough, reply ${answerHint}. Otherwise call a tool again.';` : '',
     "  } else if (e.kind === 'format-error') {",
-    "    role = 'user';",
-    p.syntaxReminder ? '    content = `Format error: ${e.reason}. Reply with exactly one of: ${syntax}.`;' : '    content = `Format error: ${e.reason}.`;',
+    p.dropRejected
+      ? '    return { state: input.state, replace: input.messages.slice(0, -1) };'
+      : `    role = 'user';\n    content = ${p.syntaxReminder ? '`Format error: ${e.reason}. Reply with exactly one of: ${syntax}.`' : '`Format error: ${e.reason}.`'};`,
     "  } else if (e.kind === 'illegal') {",
     "    role = 'user';",
     '    content = `Illegal: ${e.text}`;',
@@ -76,12 +83,19 @@ function renderParse(p: ParsePlan): string {
     '    if (best === null || at < best.at) best = { at, name, body: input.text.slice(at + name.length + 2, end).trim() };',
     '  }',
     "  const tags = names.map((n) => `<${n}>...</${n}>`);",
+    p.untilTool
+      ? "  const called = typeof input.state === 'object' && input.state !== null && !Array.isArray(input.state) && input.state.toolCalled === true;"
+      : '',
     p.callWithQuestion
       ? "  if (input.turn === 0 && input.tools.length > 0 && (best === null || best.name === 'answer')) return { state: input.state, action: { kind: 'tool', tool: input.tools[0].name, input: input.task.question } };"
       : '',
     "  if (best === null) return { state: input.state, action: { kind: 'none', reason: `no complete action tag; use ${tags.join(' or ')}` } };",
-    "  if (best.name !== 'answer') return { state: input.state, action: { kind: 'tool', tool: best.name, input: best.body } };",
-    p.callWithQuestion ? '' : "  if (input.turn === 0 && names.length > 1) return { state: input.state, action: { kind: 'none', reason: `call ${tags.slice(0, -1).join(' or ')} before answering` } };",
+    p.untilTool
+      ? "  if (best.name !== 'answer') return { state: { toolCalled: true }, action: { kind: 'tool', tool: best.name, input: best.body } };"
+      : "  if (best.name !== 'answer') return { state: input.state, action: { kind: 'tool', tool: best.name, input: best.body } };",
+    p.callWithQuestion
+      ? ''
+      : `  if (${p.untilTool ? '!called' : 'input.turn === 0'} && names.length > 1) return { state: input.state, action: { kind: 'none', reason: \`call \${tags.slice(0, -1).join(' or ')} before answering\` } };`,
     "  return { state: input.state, action: { kind: 'answer', answer: best.body } };",
     '}',
   ].filter((l) => l !== '').join('\n');
@@ -113,7 +127,7 @@ export function readHooks(info: HarnessSourceInfo): ExistingHook[] {
       if (m && m[1] === name) {
         try {
           const parsed = JSON.parse(m[2]) as FeedbackPlan & ParsePlan;
-          const plan: HookPlan = name === 'feedback' ? { hook: 'feedback', plan: { ...emptyFeedbackPlan(), ...parsed } } : { hook: 'parseAction', plan: { firstTool: Boolean(parsed.firstTool), callWithQuestion: Boolean(parsed.callWithQuestion) } };
+          const plan: HookPlan = name === 'feedback' ? { hook: 'feedback', plan: { ...emptyFeedbackPlan(), ...parsed } } : { hook: 'parseAction', plan: { firstTool: Boolean(parsed.firstTool), callWithQuestion: Boolean(parsed.callWithQuestion), ...(parsed.untilTool ? { untilTool: true } : {}) } };
           return { name, start: c.pos, end: p.getEnd(), plan };
         } catch {
           break;

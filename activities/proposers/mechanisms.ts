@@ -9,6 +9,10 @@ import { replaceInitializer, tsLiteral, tsString, type HarnessSourceInfo, type L
 import { emptyFeedbackPlan, setHooks, type ExistingHook, type FeedbackPlan, type HookPlan } from './hook-templates';
 import type { TraceStats } from './trace-stats';
 
+/** Format retries (and extra turns) a resampling `forced-first-tool` candidate gets: on the embedded math
+ * base, 3 raised D_harness success from 8.2 % to 13.5 % and 5 to 15.6 % (128 tasks x 4). */
+const RESAMPLE_RETRIES = 4;
+
 export interface MechanismEnv {
   tools: readonly ToolSpec[];
   answerKind: 'answer' | 'move';
@@ -219,7 +223,8 @@ export const MECHANISMS: readonly Mechanism[] = [
     apply(p, env, variant) {
       if (!env.tools.length || p.hooks.some((h) => h.name === 'parseAction') || !p.config.retryBudgets || p.config.maxTurns === undefined) return null;
       // Two forms: the harness makes the first call itself (the first tool, on the task's question: a forced
-      // first search), or it bounces a first-turn answer back as a format error so the model calls a tool.
+      // first search), or it rejects every answer given before a tool call and lets the model sample that
+      // turn again from the same context (the rejected turn is dropped; a few format retries pay for it).
       if (variant % 2 === 0) {
         const edits = hookTransformation(p, env, [{ hook: 'parseAction', plan: { firstTool: true, callWithQuestion: true } }]);
         return edits && {
@@ -228,22 +233,33 @@ export const MECHANISMS: readonly Mechanism[] = [
           changes: `parseAction: a first turn without a tool call becomes <${env.tools[0].name}> on the task's question`, edits,
         };
       }
+      const feedback = feedbackPlanOf(p);
+      if (!feedback || p.hooks.some((h) => h.plan === null)) return null; // the hooks keep their state in the harness state
+      const retries = Math.max(p.config.retryBudgets.formatErrors, RESAMPLE_RETRIES);
+      const turns = Math.min(HARNESS_LIMITS.maxTurns, p.config.maxTurns + RESAMPLE_RETRIES);
       const extra: SourceEdit[] = [];
-      const changes = ['parseAction: an answer on the first turn is a format error ("call a tool first")'];
-      if (p.config.retryBudgets.formatErrors < 1) {
-        const e = edit(p, 'retryBudgets', tsLiteral({ ...p.config.retryBudgets, formatErrors: 1 }));
+      const changes = ['parseAction: an answer before the first tool call is rejected', 'feedback: a rejected turn is dropped and sampled again'];
+      if (retries !== p.config.retryBudgets.formatErrors) {
+        const e = edit(p, 'retryBudgets', tsLiteral({ ...p.config.retryBudgets, formatErrors: retries }));
         if (!e) return null;
         extra.push(...e);
-        changes.push('retryBudgets.formatErrors -> 1');
+        changes.push(`retryBudgets.formatErrors ${p.config.retryBudgets.formatErrors} -> ${retries}`);
       }
-      if (p.config.maxTurns < 3) {
-        const e = edit(p, 'maxTurns', '3');
+      if (turns !== p.config.maxTurns) {
+        const e = edit(p, 'maxTurns', String(turns));
         if (!e) return null;
         extra.push(...e);
-        changes.push(`maxTurns ${p.config.maxTurns} -> 3`);
+        changes.push(`maxTurns ${p.config.maxTurns} -> ${turns}`);
       }
-      const edits = hookTransformation(p, env, [{ hook: 'parseAction', plan: { firstTool: true } }], extra);
-      return edits && { mechanism: 'forced-first-tool', axis: 'control', hypothesis: 'failed episodes answer without calling a tool; requiring a tool call first grounds the answer', changes: changes.join('; '), edits };
+      const edits = hookTransformation(p, env, [
+        { hook: 'parseAction', plan: { firstTool: true, untilTool: true } },
+        { hook: 'feedback', plan: { ...feedback, dropRejected: true } },
+      ], extra);
+      return edits && {
+        mechanism: 'forced-first-tool', axis: 'control',
+        hypothesis: 'failed episodes answer without calling a tool; rejecting answers until a tool has been called, and sampling the rejected turn again, makes more episodes use a tool',
+        changes: changes.join('; '), edits,
+      };
     },
   },
   feedbackMechanism('feedback-nudge', 'feedback', 'after a tool result the model does not finish; a nudge to answer (and the exact syntax after a format error) ends episodes with an answer',

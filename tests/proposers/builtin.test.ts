@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { runEpisodes } from '../../agent/loop';
 import { recordCandidateEvaluation } from '../../activities/archive';
 import { applyEdits, parseHarnessSource } from '../../activities/proposers/harness-source';
-import { setHooks } from '../../activities/proposers/hook-templates';
+import { setHooks, type HookPlan } from '../../activities/proposers/hook-templates';
 import { promptOnlyDifferences } from '../../activities/proposers/validation';
 import { readSeedHarness } from '../../domains/harnesses';
 import { getDomain, type BuiltinDomainName } from '../../domains/registry';
@@ -116,30 +116,55 @@ test('the built-in catalogue has no domain literals (generic across domains)', (
   }
 });
 
-test('forced first tool: one form has the harness call the first tool on the question, the other bounces the answer', async () => {
+test('forced first tool: one form has the harness call the first tool on the question, the other resamples answers until a tool call', async () => {
   const inst = getDomain('search-qa').load({ kind: 'synthetic' });
   const tasks = inst.splits.harness.slice(0, 4);
   const h0 = readSeedHarness('search-qa');
   const info = parseHarnessSource(h0);
   assert.ok(info);
-  // A model that answers at once on the first turn and answers again once it has seen a tool result.
-  const script = (prompt: string) => (prompt.includes('<|tool|>') || prompt.includes('Format error') ? '<answer>Nobody</answer>' : '<answer>Somebody</answer>');
   const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 32, maxEpisodeTokens: 512 };
-  const run = async (plan: { firstTool: boolean; callWithQuestion?: boolean }, retries: number) => {
-    const source = applyEdits(h0, setHooks(info, [{ hook: 'parseAction', plan }], '<answer>answer</answer>') ?? []).replace('formatErrors: 0', `formatErrors: ${retries}`);
+  const run = async (plans: HookPlan[], script: (prompt: string) => string, retries: number, turns: number) => {
+    const source = applyEdits(h0, setHooks(info, plans, '<answer>answer</answer>') ?? [])
+      .replace('formatErrors: 0', `formatErrors: ${retries}`).replace('maxTurns: 2', `maxTurns: ${turns}`);
     const loaded = await pool.loadHarness(source);
     assert.ok(loaded.ok, loaded.ok ? '' : loaded.failure.reason);
     return (await runEpisodes({ backend: new ScriptedBackend(script), environment: inst.environment, harness: loaded.runner, tasks, samplesPerTask: 1, sampling, runSeed: 1, step: 0 })).trajectories;
   };
-  for (const t of await run({ firstTool: true, callWithQuestion: true }, 0)) {
+  // A model that answers at once on the first turn and answers again once it has seen a tool result.
+  const answerFirst = (prompt: string) => (prompt.includes('<|tool|>') ? '<answer>Nobody</answer>' : '<answer>Somebody</answer>');
+  for (const t of await run([{ hook: 'parseAction', plan: { firstTool: true, callWithQuestion: true } }], answerFirst, 0, 2)) {
     const task = tasks.find((x) => x.id === t.taskId);
     assert.equal(t.turns[0].tool?.tool, 'search');
     assert.equal(t.turns[0].tool?.input, task?.question);
     assert.equal(t.turns[1].action.kind, 'answer');
   }
-  for (const t of await run({ firstTool: true }, 1)) {
-    assert.equal(t.turns[0].action.kind, 'none');
-    assert.equal(t.turns[0].tool, undefined);
-    assert.match(t.turns[0].feedback?.map((m) => m.content).join('\n') ?? '', /before answering/);
+  // Resampling: this model answers the first time it sees a context and searches the second time it sees the
+  // same one. Its answer is rejected, the rejected turn is dropped (no error text reaches the model), the same
+  // context is sampled again, and the episode goes on with the search.
+  const seen = new Map<string, number>();
+  const prompts: string[] = [];
+  const secondTimeSearches = (prompt: string) => {
+    prompts.push(prompt);
+    if (prompt.includes('<|tool|>')) return '<answer>Nobody</answer>';
+    const n = (seen.get(prompt) ?? 0) + 1;
+    seen.set(prompt, n);
+    return n === 1 ? '<answer>Somebody</answer>' : '<search>who</search>';
+  };
+  const resample: HookPlan[] = [
+    { hook: 'parseAction', plan: { firstTool: true, untilTool: true } },
+    { hook: 'feedback', plan: { annotateTool: false, toolChars: 0, nudge: false, fields: [], syntaxReminder: true, dropRejected: true } },
+  ];
+  for (const t of await run(resample, secondTimeSearches, 4, 6)) {
+    assert.deepEqual(t.turns.map((x) => x.action.kind), ['none', 'tool', 'answer'], JSON.stringify(t.turns));
+    assert.match(t.turns[0].action.kind === 'none' ? t.turns[0].action.reason : '', /before answering/);
+    assert.equal(t.turns[1].tool?.input, 'who');
+    assert.equal(t.finalAnswer, 'nobody'); // normalised by the environment
+  }
+  assert.equal(prompts.filter((p) => p.includes('Format error')).length, 0, 'a rejected turn must not be shown to the model');
+  assert.equal(seen.size, tasks.length);
+  // A model that never calls a tool uses up the format retries and the episode ends without an answer.
+  for (const t of await run(resample, () => '<answer>Somebody</answer>', 2, 6)) {
+    assert.deepEqual(t.turns.map((x) => x.action.kind), ['none', 'none', 'none']);
+    assert.equal(t.reward, 0);
   }
 });
