@@ -127,6 +127,7 @@ export function readHooks(info: HarnessSourceInfo): ExistingHook[] {
       if (m && m[1] === name) {
         try {
           const parsed = JSON.parse(m[2]) as FeedbackPlan & ParsePlan;
+          // `untilTool` only when set: re-rendering (crossover) must reproduce older markers byte for byte.
           const plan: HookPlan = name === 'feedback' ? { hook: 'feedback', plan: { ...emptyFeedbackPlan(), ...parsed } } : { hook: 'parseAction', plan: { firstTool: Boolean(parsed.firstTool), callWithQuestion: Boolean(parsed.callWithQuestion), ...(parsed.untilTool ? { untilTool: true } : {}) } };
           return { name, start: c.pos, end: p.getEnd(), plan };
         } catch {
