@@ -1,5 +1,5 @@
 // The headroom report: per domain, mean@8 on D_test of the committed base policy under h0 and under the
-// reference harness, and after RSFT under h0 (whale-method.md's recipe; several seeds). Results merge into
+// reference harness, and after RSFT under h0 (the recipe of docs/method.md; several seeds). Results merge into
 // reports/headroom.json (so domains can be measured in separate invocations) and the markdown table
 // reports/headroom.md is rendered from all of them and printed.
 //   node --import tsx scripts/headroom-report.ts --domains math --seeds 1,2,3 --rsft-steps 30 [--test-tasks 256] [--lr 1e-4]

@@ -1,5 +1,5 @@
 // Measurements behind the headroom report (scripts/headroom-report.ts): mean@8 of a checkpoint under a
-// harness on D_test, and an RSFT run under h0 by the paper's recipe (whale-method.md, "Weight phase"),
+// harness on D_test, and an RSFT run under h0 by the paper's recipe (docs/method.md, "Weight phase"),
 // trained with the same runSftEpoch as fine-tune steps and pretraining. Everything is seeded by the run seed.
 import { runEpisodes, type RolloutSampling } from '../agent/loop';
 import type { Trajectory } from '../agent/trajectory';

@@ -1,4 +1,4 @@
-// The SFT half of an online RSFT step (whale-method.md, "Weight phase"): accepted trajectories become
+// The SFT half of an online RSFT step (docs/method.md, "Weight phase"): accepted trajectories become
 // per-model-call examples (prompt weight 0, generated weight 1), shuffled by a seed derived from the run seed
 // and step, cut into fixed-size minibatches, and trained for one epoch. Used by the fineTuneStep activity,
 // the headroom report and pretraining alike, so all three train the same way.

@@ -1,5 +1,5 @@
-// Owns the harness accept rule and the phase's Pareto frontier (whale-method.md, "Harness phase:
-// Meta-Harness" and convention "Strictness"): which candidate of the phase archive carries into the next
+// Owns the harness accept rule and the phase's Pareto frontier (docs/method.md, "Harness phase:
+// Meta-Harness", accept rule and frontier): which candidate of the phase archive carries into the next
 // cycle, and which candidates are non-dominated on (success rate up, mean turns down).
 import { DecisionInputError, assertFinite, assertInteger, assertRate, formatNumber } from './errors';
 

@@ -1,6 +1,6 @@
 // Owns the adaptive harness-phase stop rule: the phase best training success rate over proposal rounds,
-// the min-rounds + patience test, the hard cap and the optional stop-at-score (whale-method.md,
-// "Switching between phases" and convention "Rounds").
+// the min-rounds + patience test, the hard cap and the optional stop-at-score (docs/method.md,
+// "Switching between phases": harness patience, failed or empty round).
 import { DecisionInputError, assertInteger, assertRate, formatNumber } from './errors';
 
 export interface HarnessPatienceParams {
@@ -14,7 +14,7 @@ export interface HarnessPatienceParams {
   stopAtScore: number | null;
 }
 
-/** The paper's and this project's defaults (convention "Rounds"). Frozen: no module-level mutable defaults. */
+/** The paper's and this project's defaults (docs/method.md, "Harness patience"). Frozen: no module-level mutable defaults. */
 export const DEFAULT_HARNESS_PATIENCE: Readonly<HarnessPatienceParams> = Object.freeze({
   minProposalRounds: 5,
   patienceRounds: 2,

@@ -1,5 +1,5 @@
-// Owns the rollout ledger and the run-end budget test (whale-method.md, "Metric and accounting" and
-// conventions "Ledger" and "End of a run"). Target-model rollouts only; proposer cost is recorded elsewhere.
+// Owns the rollout ledger and the run-end budget test (docs/method.md, "Ledger and
+// budget"). Target-model rollouts only; proposer cost is recorded elsewhere.
 import { assertInteger } from './errors';
 
 /** Three separate counters of target-model rollouts; plain JSON. */

@@ -1,13 +1,13 @@
 // Owns the fixed-schedule arithmetic: epochs to weight steps, the harness-phase round count and the
-// test-evaluation cadence (whale-method.md, "Switching between phases" and "This project's conventions").
+// test-evaluation cadence (docs/method.md, "Switching between phases" and "Metrics and test cadence").
 import { DecisionInputError, assertFinite, assertInteger } from './errors';
 
-/** Test evaluations run about every 0.1 epoch of weight steps (whale-method.md, "Test evaluation cadence"). */
+/** Test evaluations run about every 0.1 epoch of weight steps (docs/method.md, "Metrics and test cadence"). */
 export const TEST_EVAL_EVERY_EPOCHS = 0.1;
 
 /**
  * Converts a length in epochs of D_weight to weight steps: round to the nearest integer, at least 1
- * (convention "Weight patience": used for E, W, B, P and the test cadence).
+ * (docs/method.md, "Epochs to steps": used for E, W, B, P and the test cadence).
  *
  * Rounding is half up (Math.round), applied after snapping the product to 9 decimals so that binary
  * floating-point noise cannot move a true half: 0.29 × 50 is 14.499999999999998 in doubles, yet it is
@@ -34,7 +34,7 @@ export function stepsPerEpoch(datasetSize: number, promptsPerStep: number): numb
 
 /**
  * Proposal rounds of a fixed-schedule harness phase. I counts round 0 (the re-scoring of the incoming
- * harness h0), so the phase runs I - 1 proposal rounds (convention "Rounds"; the paper's I = 6 is h0 plus
+ * harness h0), so the phase runs I - 1 proposal rounds (docs/method.md, "Fixed schedule"; the paper's I = 6 is h0 plus
  * 5 proposal rounds). I = 1 means "re-score h0 only".
  */
 export function fixedProposalRounds(harnessRoundsI: number): number {
@@ -44,7 +44,7 @@ export function fixedProposalRounds(harnessRoundsI: number): number {
 
 /**
  * True when a periodic test evaluation is due after `weightStepsDone` weight steps of the run:
- * weightStepsDone > 0 and a multiple of `everySteps` (convention "Test evaluation cadence"; `everySteps` is
+ * weightStepsDone > 0 and a multiple of `everySteps` (docs/method.md, "Cadence"; `everySteps` is
  * usually `epochsToSteps(TEST_EVAL_EVERY_EPOCHS, stepsPerEpoch)`). Evaluations at the end of a harness phase
  * and at the end of the run are the workflow's own calls, not this function's.
  */

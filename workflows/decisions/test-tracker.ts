@@ -1,5 +1,5 @@
-// Owns the record of periodic test evaluations and the run's best and final mean@8 (whale-method.md,
-// "Metric and accounting": best mean@8 is the maximum over the run's test evaluations; report the final too).
+// Owns the record of periodic test evaluations and the run's best and final mean@8 (docs/method.md,
+// "Metrics and test cadence": best mean@8 is the maximum over the run's test evaluations; report the final too).
 import { DecisionInputError, assertInteger, assertRate } from './errors';
 
 /** One test evaluation: mean@8 on D_test under the harness and weights active at that time. */

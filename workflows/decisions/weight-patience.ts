@@ -1,6 +1,6 @@
 // Owns the adaptive weight-phase switch rule: a moving mean of the per-step training signal, its phase
-// best, and the burn-in + patience test that ends a weight phase (whale-method.md, "Switching between
-// phases" and convention "Weight patience"). Training signals only; the test set never enters here.
+// best, and the burn-in + patience test that ends a weight phase (docs/method.md, "Switching between
+// phases": weight patience, missing signal). Training signals only; the test set never enters here.
 import { DecisionInputError, assertFinite, assertInteger, formatNumber } from './errors';
 
 /** W, B and P of the paper, already converted from epochs to steps with `epochsToSteps`. */
@@ -59,7 +59,7 @@ export function isStrictlyAbove(candidate: number, best: number | null): boolean
   return candidate - best > MOVING_MEAN_EQUALITY_TOLERANCE * scale;
 }
 
-/** The state every weight phase starts from: window, best and counters reset (convention "Weight patience"). */
+/** The state every weight phase starts from: window, best and counters reset (docs/method.md, "Weight patience"). */
 export function initialWeightPatience(): WeightPatienceState {
   return { window: [], best: null, stepsInPhase: 0, lastBestStep: 0, signalsSeen: 0 };
 }
