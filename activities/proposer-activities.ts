@@ -45,7 +45,7 @@ const posInt = (v: unknown): v is number => typeof v === 'number' && Number.isIn
 export function createProposer(config: ProposeHarnessesInput['proposer'], env: NodeJS.ProcessEnv): Proposer {
   switch (config.kind) {
     case 'builtin':
-      return createBuiltinProposer();
+      return createBuiltinProposer({ allowConstantOnly: config.allowConstantOnly === true });
     case 'coding-agent': {
       const { command, timeoutMs } = config;
       if (!Array.isArray(command) || command.length === 0 || !command.every(str)) configError('harness.proposer.command must be a non-empty array of strings (the agent CLI argv)');

@@ -37,7 +37,11 @@ export const Switching = z.discriminatedUnion('kind', [FixedSwitching, PatienceS
 export type Switching = z.infer<typeof Switching>;
 
 const ProposerConfig = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('builtin').describe('The built-in proposer: deterministic edits from a catalogue, seeded by the run seed and the round') }),
+  z.strictObject({
+    kind: z.literal('builtin').describe('The built-in proposer: deterministic edits from a catalogue, seeded by the run seed and the round'),
+    /** Off by default: the paper's proposer guidance rules out candidates that only retune constants. */
+    allowConstantOnly: z.boolean().describe('Let through catalogue candidates whose diff against their parent changes only number literals (turn limits, retry budgets, tool parameters); absent: false, as the paper\'s proposer guidance asks').optional(),
+  }),
   z.strictObject({
     kind: z.literal('coding-agent').describe('A coding-agent CLI (argv, no shell) run in a copy of the archive'),
     /** argv of the agent CLI; it runs with its cwd in a copy of the archive. */
@@ -108,7 +112,7 @@ export const RunConfigV1 = z
       .default(null),
     weight: z
       .strictObject({
-        promptsPerStep: PositiveInt.describe('D_weight prompts per RSFT step (paper: 64) (unit: prompts)').default(64),
+        promptsPerStep: PositiveInt.describe('D_weight prompts per RSFT step (paper: 256; 64 fits the embedded model) (unit: prompts)').default(64),
         samplesPerPrompt: PositiveInt.describe('Rollouts per prompt in a step (paper: 8) (unit: samples)').default(8),
         temperature: z.number().positive().max(5).describe('Sampling temperature of training rollouts').default(1.0),
         topK: z.number().int().min(0).describe('Top-k sampling of training rollouts; 0: off (unit: tokens)').default(20),

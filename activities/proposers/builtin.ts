@@ -1,12 +1,14 @@
 // The built-in offline proposer: reads the archive copy in its workspace (sources, scores, D_harness
 // traces), picks parents by score and mechanisms by the failure categories counted in the parents' traces,
 // and writes real harness source made by one catalogue transformation each, plus pending_eval.json.
-// Seeded and deterministic: the same archive and seed give the same candidates.
+// Seeded and deterministic: the same archive and seed give the same candidates. Candidates that change only
+// number literals against their parent are dropped unless the run config opts in (docs/method.md).
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { HarnessArchive } from '../archive';
 import { applyEdits, parseHarnessSource, readLiteralConfig, replaceInitializer, tsString } from './harness-source';
+import { harnessIdentity, isConstantOnlyChange } from './constant-only';
 import { readHooks } from './hook-templates';
 import { MECHANISMS, type Mechanism, type MechanismEnv, type ParentHarness, type Transformation } from './mechanisms';
 import { traceStats } from './trace-stats';
@@ -42,13 +44,6 @@ export function mechanismEnv(ctx: Pick<ProposerContext, 'tools' | 'answerKind' |
     }).sort();
   };
   return { tools: ctx.tools, answerKind: ctx.answerKind, templateFields: pick('both'), observationFields: pick('observation'), promptOnly: ctx.promptOnly };
-}
-
-/** A harness's identity for de-duplication: its source with the `name` value blanked (names always differ). */
-export function harnessIdentity(source: string): string {
-  const info = parseHarnessSource(source);
-  const e = info && replaceInitializer(info, 'name', "''");
-  return e ? applyEdits(source, [e]) : source;
 }
 
 async function loadParents(archive: HarnessArchive): Promise<{ ranked: ParentHarness[]; sources: Set<string> }> {
@@ -98,8 +93,13 @@ export interface BuiltinCandidate {
   entry: PendingEvalEntry;
 }
 
-/** Plans and renders up to `count` candidates (pure given the archive contents and the seed). */
-export async function proposeBuiltin(ctx: ProposerContext, archive: HarnessArchive): Promise<{ candidates: BuiltinCandidate[]; notes: string[] }> {
+export interface BuiltinOptions {
+  /** Let candidates whose diff against their parent changes only number literals through (default false). */
+  allowConstantOnly?: boolean;
+}
+
+/** Plans and renders up to `count` candidates (pure given the archive contents, the seed and the options). */
+export async function proposeBuiltin(ctx: ProposerContext, archive: HarnessArchive, opts: BuiltinOptions = {}): Promise<{ candidates: BuiltinCandidate[]; notes: string[] }> {
   const env = mechanismEnv(ctx);
   const { ranked, sources } = await loadParents(archive);
   const notes: string[] = [];
@@ -113,7 +113,7 @@ export async function proposeBuiltin(ctx: ProposerContext, archive: HarnessArchi
     const parent = slot === 1 ? accepted : top[weightedPick(top, top.map((_, i) => top.length - i), rng)];
     const others = ranked.filter((p) => p.source !== parent.source);
     const partner = others.length ? others[Math.floor(rng() * Math.min(3, others.length))] : null;
-    const made = pickTransformation(parent, partner, env, catalogue, rng, sources);
+    const made = pickTransformation(parent, partner, env, catalogue, rng, sources, opts.allowConstantOnly === true);
     if (!made) {
       notes.push(`slot ${slot}: no mechanism in the catalogue gives a new harness from ${parent.name}`);
       continue;
@@ -133,7 +133,9 @@ export async function proposeBuiltin(ctx: ProposerContext, archive: HarnessArchi
   return { candidates: out, notes };
 }
 
-function pickTransformation(parent: ParentHarness, partner: ParentHarness | null, env: MechanismEnv, catalogue: Mechanism[], rng: () => number, seen: Set<string>): Transformation | null {
+function pickTransformation(
+  parent: ParentHarness, partner: ParentHarness | null, env: MechanismEnv, catalogue: Mechanism[], rng: () => number, seen: Set<string>, allowConstantOnly: boolean,
+): Transformation | null {
   const pool = catalogue.filter((m) => m.id !== 'crossover' || partner !== null);
   const weights = pool.map((m) => m.weight(parent, env));
   while (pool.length) {
@@ -142,7 +144,10 @@ function pickTransformation(parent: ParentHarness, partner: ParentHarness | null
     for (let attempt = 0; attempt < 4; attempt++) {
       const t = pool[i].apply(parent, env, Math.floor(rng() * 1024), partner);
       if (!t) break;
-      if (!seen.has(harnessIdentity(applyEdits(parent.source, t.edits)))) return t;
+      const source = applyEdits(parent.source, t.edits);
+      // Judged by the diff, not the mechanism's name: a variant that only moves numbers is parameter tuning.
+      if (!allowConstantOnly && isConstantOnlyChange(parent.source, source)) break;
+      if (!seen.has(harnessIdentity(source))) return t;
     }
     pool.splice(i, 1);
     weights.splice(i, 1);
@@ -150,12 +155,12 @@ function pickTransformation(parent: ParentHarness, partner: ParentHarness | null
   return null;
 }
 
-export function createBuiltinProposer(): Proposer {
+export function createBuiltinProposer(opts: BuiltinOptions = {}): Proposer {
   return {
     kind: 'builtin',
     async propose(ctx: ProposerContext): Promise<ProposerRun> {
       const archive = new HarnessArchive(ctx.workspace, 'workspace');
-      const { candidates, notes } = await proposeBuiltin(ctx, archive);
+      const { candidates, notes } = await proposeBuiltin(ctx, archive, opts);
       for (const c of candidates) {
         await fs.mkdir(path.dirname(path.join(ctx.workspace, c.file)), { recursive: true });
         await fs.writeFile(path.join(ctx.workspace, c.file), c.source);

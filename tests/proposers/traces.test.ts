@@ -49,7 +49,7 @@ test('failure categories steer the mechanism: turn-limit failures favour a large
           domain: 'search-qa', seed, round: 1, count: 1, promptOnly: false, accepted: 'incoming', workspace: archive.dir,
           tools: inst.environment.tools, answerKind: inst.environment.answerKind, sampleViews: [], heartbeat: () => undefined, heartbeatMs: 1000,
           signal: new AbortController().signal,
-        }, archive);
+        }, archive, { allowConstantOnly: true }); // turn-budget changes only a number: off unless opted in
         if (candidates[0]?.entry.changes?.startsWith('maxTurns')) picks++;
       }
       turnBudgetPicks[stop] = picks;
