@@ -1,4 +1,4 @@
-// Rollout throughput with 1 model worker x 1 thread vs 2 model workers x 1 thread (issue 12, acceptance b).
+// Rollout throughput with 1 model worker x 1 thread vs 2 model workers x 1 thread.
 // For each configuration: a fresh dev server, one orchestration worker, the model workers as separate
 // processes, and the same load: R concurrent weights-only runs of S steps whose fine-tune steps accept
 // nothing (acceptThreshold 1), so model-worker time is rollouts. Throughput = rollouts (and generated

@@ -1,4 +1,4 @@
-// The fault-injection soak (issue 9): a small deterministic WHALE run on a real dev server with one worker
+// The fault-injection soak: a small deterministic WHALE run on a real dev server with one worker
 // process per task queue, interrupted by a seeded schedule of SIGKILL/SIGTERM kills of the workers and the
 // server, compared with the same run uninterrupted. Prints the kill log, the lost-work counter and the
 // comparison; exits 1 when the run fails, differs, or loses more than the bound. See docs/faults.md.
@@ -63,7 +63,8 @@ function main(): Promise<number> {
     log: (l) => console.log(l),
   }).then((report) => {
     printReport(report, Date.now() - started);
-    if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2));
+    // Paths inside the project are written relative to it: a committed report names no machine's folders.
+    if (values.json) writeFileSync(values.json, JSON.stringify(report, (_k, v: unknown) => (typeof v === 'string' && v.startsWith(ROOT + path.sep) ? path.relative(ROOT, v) : v), 2));
     return report.failures.length ? 1 : 0;
   });
 }

@@ -1,4 +1,4 @@
-// The catalogue of malformed inputs (issue 9, "bad input"): every case names its input, what must happen
+// The catalogue of malformed inputs ("bad input"): every case names its input, what must happen
 // (whose fault, which unit fails), the message a person sees, and the test that checks it. Tests fetch
 // their case with `badInput('<id>')` and match `message`; tests/faults/bad-input-catalogue.test.ts checks
 // that every case is used by its test file and that docs/faults-bad-input.md shows this table.

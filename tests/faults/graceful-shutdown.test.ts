@@ -1,4 +1,4 @@
-// Graceful shutdown (issue 9), with real processes: SIGTERM to the model worker in the middle of a rollout
+// Graceful shutdown, with real processes: SIGTERM to the model worker in the middle of a rollout
 // batch and again in the middle of a fine-tune step. The in-flight activity heartbeats and stops within the
 // grace period (worker.shutdownGraceTime, here WHALE_SHUTDOWN_GRACE=1s, shorter than the rest of the step), the process exits 0, the artifact
 // store holds only complete objects whose bytes hash to their names (no temp file, no half-written object),

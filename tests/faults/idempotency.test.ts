@@ -1,4 +1,4 @@
-// Idempotency (issue 9): every activity type executed twice with the same input, as a retry after a lost
+// Idempotency: every activity type executed twice with the same input, as a retry after a lost
 // completion would, leaves the same artifacts (every file under the shared artifact directory, by content)
 // and returns the same result. Real activities on small real parts: a tiny onnxruntime model, the math
 // domain, the real sandbox, the built-in proposer and one directory store shared by both workers' activities.

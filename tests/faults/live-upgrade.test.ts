@@ -1,4 +1,4 @@
-// Live upgrade (issue 9): a workflow code change rolled out while a run is in flight, at a phase boundary,
+// Live upgrade: a workflow code change rolled out while a run is in flight, at a phase boundary,
 // guarded by patched(). On a real dev server with scripted activities: a run that completed on the old
 // bundle, a run in flight whose orchestration worker is stopped at the boundary (its last weight step held
 // on the activity worker) and replaced by a worker with the new bundle, and a run started on the new
