@@ -14,11 +14,14 @@ import { domainFiles, formatDomainRef, hashDomainFolder, loadDomainModule, parse
 import { getDomain } from '../domains/registry';
 import type { DomainInstance, EnvTask } from '../domains/types';
 import { decodeCheckpoint, OrtSampler } from '../model';
-import { SandboxPool } from '../harness-sandbox/pool';
+import { SandboxPool, type LoadHarnessResult } from '../harness-sandbox/pool';
 import { runEpisodes } from '../agent/loop';
 import type { Trajectory } from '../agent/trajectory';
 import { ROLLOUT_LIMITS } from '../training/corpus';
 import { TEST_EVAL_STEP, TEST_SAMPLING } from '../activities/model-activities';
+import { AgentBundleError, bundleDomain, checkBuiltinDomain, checkCodeIsHashed, type BundleCodeTrust } from './bundle-code';
+
+export { AgentBundleError, bundleDomain, type BundleCodeTrust } from './bundle-code';
 
 export const BUNDLE_VERSION = 1;
 const Sha = z.string().regex(/^[0-9a-f]{64}$/);
@@ -55,11 +58,6 @@ export const BundleManifestSchema = z.strictObject({
   sampling: z.strictObject({ temperature: z.number(), topK: z.number().int(), topP: z.number(), maxNewTokensPerTurn: z.number().int(), maxEpisodeTokens: z.number().int(), step: z.number().int() }),
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
-
-/** A user error about a bundle or a run to export: the message says what to fix. */
-export class AgentBundleError extends Error {
-  override name = 'AgentBundleError';
-}
 
 export interface EvaluatedPair {
   checkpoint: ArtifactRef;
@@ -203,11 +201,13 @@ export interface LoadedBundle {
   manifestSha256: string;
   checkpoint: Uint8Array;
   harnessSource: string;
-  /** The run config `domain` value that runs this bundle's domain (the bundle's own copy for a folder). */
-  domain: string;
+  /** For a bundle of a built-in domain: its registry name (the code is this project's). */
+  builtinDomain: string | null;
+  /** For a bundle that brings its own domain code: the `domain/` folder and its verified content hash. */
+  domainCode: { dir: string; sha256: string } | null;
 }
 
-/** Reads and verifies a bundle folder (manifest schema, file hashes, domain copy hash); no server needed. */
+/** Reads and verifies a bundle folder (manifest schema, file hashes, domain copy hash); runs none of its code. */
 export function loadBundle(dir: string): LoadedBundle {
   const abs = path.resolve(dir);
   const file = path.join(abs, 'manifest.json');
@@ -232,13 +232,17 @@ export function loadBundle(dir: string): LoadedBundle {
   };
   const checkpoint = new Uint8Array(read(manifest.checkpoint.file, manifest.checkpoint.sha256));
   const harnessSource = read(manifest.harness.file, manifest.harness.sha256).toString('utf8');
-  let domain = manifest.domain.ref;
-  if (manifest.domain.kind === 'folder') {
-    const copy = path.join(abs, 'domain');
-    if (!existsSync(copy)) throw new AgentBundleError(`bundle ${abs} lacks its domain/ folder (the manifest names a domain folder)`);
-    domain = formatDomainRef(copy, manifest.domain.sha256 ?? '');
+  if (manifest.domain.kind === 'builtin') {
+    checkBuiltinDomain(abs, manifest.domain.ref);
+    return { dir: abs, manifest, manifestSha256: sha256Hex(text), checkpoint, harnessSource, builtinDomain: manifest.domain.ref, domainCode: null };
   }
-  return { dir: abs, manifest, manifestSha256: sha256Hex(text), checkpoint, harnessSource, domain };
+  const copy = path.join(abs, 'domain');
+  if (!existsSync(copy)) throw new AgentBundleError(`bundle ${abs} lacks its domain/ folder (the manifest names a domain folder)`);
+  if (manifest.domain.sha256 === null) throw new AgentBundleError(`bundle ${abs}: the manifest names a domain folder but no domain.sha256 (its content hash): export the bundle again`);
+  checkCodeIsHashed(abs);
+  const sha256 = hashDomainFolder(copy);
+  if (sha256 !== manifest.domain.sha256) throw new AgentBundleError(`bundle ${abs}: domain/ has content hash ${sha256}, the manifest says ${manifest.domain.sha256} (the folder was changed or damaged): export the bundle again`);
+  return { dir: abs, manifest, manifestSha256: sha256Hex(text), checkpoint, harnessSource, builtinDomain: null, domainCode: { dir: copy, sha256 } };
 }
 
 /** Built-in domains whose environment works on a question with no reference (tools and submit do not read it). */
@@ -258,8 +262,8 @@ export interface BundleTaskResult {
  * Runs the bundle's agent on one task: a task id of the domain (any split), or free text when the domain
  * can make a task from text. Samples 0..n-1 use the seeds of the run's test evaluation for (seed, task).
  */
-export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts: { seed: number; samples: number; threads: number }): Promise<BundleTaskResult> {
-  const { instance, taskFromText } = loadDomainInstance(bundle.domain);
+export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts: { seed: number; samples: number; threads: number; trust: BundleCodeTrust }): Promise<BundleTaskResult> {
+  const { instance, taskFromText } = loadDomainInstance(bundleDomain(bundle, opts.trust));
   let task: EnvTask | undefined = instance.taskById(taskArg);
   const fromText = !task;
   if (!task) {
@@ -272,10 +276,11 @@ export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts:
   // A free-text task has no reference: its verdict is not computed (the verifier would read a missing answer).
   const environment = fromText ? Object.assign(Object.create(instance.environment) as typeof instance.environment, { verify: () => 0 as const }) : instance.environment;
   const pool = new SandboxPool({ processes: 1 });
-  const sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(bundle.checkpoint, `bundle ${bundle.dir} checkpoint`), { threads: opts.threads, maxBatchRows: 256 });
+  let sampler: OrtSampler | null = null;
   try {
-    const loaded = await pool.loadHarness(bundle.harnessSource);
+    const loaded = await loadBundleHarness(pool, bundle.harnessSource);
     if (!loaded.ok) throw new AgentBundleError(`bundle harness does not load: ${loaded.failure.kind}: ${loaded.failure.reason}`);
+    sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(bundle.checkpoint, `bundle ${bundle.dir} checkpoint`), { threads: opts.threads, maxBatchRows: 256 });
     const s = bundle.manifest.sampling;
     const { trajectories } = await runEpisodes({
       backend: sampler, environment, harness: loaded.runner, tasks: [task], samplesPerTask: opts.samples,
@@ -288,8 +293,21 @@ export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts:
       trajectories,
     };
   } finally {
-    await sampler.close();
+    await sampler?.close();
     await pool.close();
+  }
+}
+
+/**
+ * The bundle's harness in the sandbox. A shared harness is untrusted source: a parser or checker that gives
+ * up on it (a RangeError for too deep nesting) is a compile error of that harness, not a crash of the CLI.
+ */
+async function loadBundleHarness(pool: SandboxPool, source: string): Promise<LoadHarnessResult> {
+  try {
+    return await pool.loadHarness(source);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return { ok: false, failure: { kind: 'compile-error', reason: `the compiler gave up on it (${err.message})` }, violations: [] };
   }
 }
 

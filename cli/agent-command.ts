@@ -67,12 +67,14 @@ export function registerAgentCommand(program: Command): void {
     .option('--samples <n>', 'episodes on the task, sample indexes 0..n-1', '1')
     .option('--threads <n>', 'sampler threads', '1')
     .option('--json', 'print JSON (task, rewards, trajectories)')
-    .action(async (dir: string, taskArg: string, opts: { seed?: string; samples: string; threads: string; json?: boolean }) => {
+    .option('--trust-bundle-code', "run the bundle's own domain code (its domain/ folder) in this process, outside any sandbox; without it such a bundle is refused (a built-in domain's bundle needs no trust)")
+    .action(async (dir: string, taskArg: string, opts: { seed?: string; samples: string; threads: string; json?: boolean; trustBundleCode?: boolean }) => {
       const bundle = await userErrors(async () => loadBundle(dir));
       const seed = intOption('seed', opts.seed, 0, bundle.manifest.run.seed);
       const samples = intOption('samples', opts.samples, 1, 1);
       const threads = intOption('threads', opts.threads, 1, 1);
-      const r = await userErrors(() => runBundleTask(bundle, taskArg, { seed, samples, threads }));
+      const trust = { trusted: opts.trustBundleCode === true, notice: (line: string) => process.stderr.write(`${line}\n`) };
+      const r = await userErrors(() => runBundleTask(bundle, taskArg, { seed, samples, threads, trust }));
       if (opts.json) {
         process.stdout.write(JSON.stringify({ bundle: bundle.dir, runId: bundle.manifest.runId, seed, task: r.task, rewards: r.rewards, trajectories: r.trajectories }) + '\n');
         return;

@@ -145,6 +145,7 @@ export function buildProgram(): Command {
     .option('--domain <name|folder>', "the domain: a built-in name or your domain folder (overrides the config's; docs/bring-your-own-domain.md)")
     .option('--from <run|bundle>', "start from another run's checkpoint and harness, or an exported agent bundle folder (docs/agent-bundle.md)")
     .option('--from-which <final|best>', "with --from <run>: the parent's final (default) or best evaluated checkpoint and harness")
+    .option('--trust-bundle-code', "with --from <bundle> that brings its own domain folder: run that code (here and on the workers); refused without it")
     .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string } & RunSourceCliOptions) => {
       const { workflowId } = await startRun(file, opts);
       process.stdout.write(`${workflowId}\n`);
@@ -160,6 +161,7 @@ export function buildProgram(): Command {
     .option('--domain <name|folder>', "the domain: a built-in name or your domain folder (overrides the config's; docs/bring-your-own-domain.md)")
     .option('--from <run|bundle>', "start from another run's checkpoint and harness, or an exported agent bundle folder (docs/agent-bundle.md)")
     .option('--from-which <final|best>', "with --from <run>: the parent's final (default) or best evaluated checkpoint and harness")
+    .option('--trust-bundle-code', "with --from <bundle> that brings its own domain folder: run that code (here and on the workers); refused without it")
     .action(async (file: string | undefined, opts: { id?: string; preset?: string; seed?: string } & RunSourceCliOptions) => {
       const { client, workflowId } = await startRun(file, opts);
       process.stderr.write(`[whale] run ${workflowId} started; Ctrl-C stops following (the run goes on; \`whale status ${workflowId}\`)\n`);

@@ -10,7 +10,7 @@ import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
 import { PROJECT_ROOT } from './paths';
 import { DomainModuleError, isDomainPath, resolveDomainArgument } from '../domains/external';
-import { AgentBundleError, loadBundle, pickPair, readRunOutcome } from './agent-bundle';
+import { AgentBundleError, bundleDomain, loadBundle, pickPair, readRunOutcome } from './agent-bundle';
 
 /** A user error in the run's sources (domain folder, --from): printed without a stack. */
 export class RunSourceError extends Error {
@@ -26,6 +26,8 @@ export interface RunSourceOptions {
   from?: string;
   /** --from-which: the parent's final (default) or best checkpoint-harness pair; runs only. */
   which?: string;
+  /** --trust-bundle-code: a --from bundle's own domain code may run (the CLI pins it, the workers load it). */
+  trustBundleCode?: boolean;
   client: () => Promise<Client>;
   store: () => ArtifactStore;
 }
@@ -52,10 +54,11 @@ export async function applyRunSources(raw: unknown, opts: RunSourceOptions): Pro
     if (looksLikeBundle(opts.from)) {
       if (opts.which !== undefined) throw new RunSourceError('--from-which applies to a run; a bundle holds the one pair it was exported with');
       const bundle = loadBundle(opts.from);
+      // The domain first: a bundle whose code is refused leaves nothing in the artifact store.
+      if (config.domain === undefined) config.domain = pin(bundleDomain(bundle, { trusted: opts.trustBundleCode === true, notice: (line) => process.stderr.write(`${line}\n`) }), process.cwd());
       const store = opts.store();
       const baseCheckpoint = await store.put('checkpoint', bundle.checkpoint);
       const baseHarness = await store.put('harness', bundle.harnessSource);
-      if (config.domain === undefined) config.domain = pin(bundle.domain, process.cwd());
       config.model = { ...model, baseCheckpoint, baseHarness };
       config.lineage = {
         kind: 'bundle', parentRunId: bundle.manifest.runId, which: bundle.manifest.which, parentDomain: bundle.manifest.domain.ref,
@@ -98,12 +101,13 @@ export interface RunSourceCliOptions {
   domain?: string;
   from?: string;
   fromWhich?: string;
+  trustBundleCode?: boolean;
 }
 
 /** `applyRunSources` with the CLI's own connection and artifact store (both made only when --from needs them). */
 export function applyCliRunSources(raw: unknown, file: string | undefined, opts: RunSourceCliOptions): Promise<unknown> {
   return applyRunSources(raw, {
-    configDir: configDirOf(file), domain: opts.domain, from: opts.from, which: opts.fromWhich,
+    configDir: configDirOf(file), domain: opts.domain, from: opts.from, which: opts.fromWhich, trustBundleCode: opts.trustBundleCode,
     client: () => connectClient(loadTemporalConfig()),
     store: () => new DirectoryArtifactStore(path.resolve(PROJECT_ROOT, loadTemporalConfig().artifactDir)),
   });
