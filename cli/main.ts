@@ -25,6 +25,7 @@ import { registerServeCommand } from './serve-command';
 import { registerGcCommand } from './gc-command';
 import { registerStopCommand } from './stop-command';
 import { registerBenchCommand } from './bench-command';
+import { registerHfCommands } from './hf-command';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -189,6 +190,7 @@ export function buildProgram(): Command {
   registerGcCommand(program);
   registerStopCommand(program);
   registerBenchCommand(program);
+  registerHfCommands(program);
 
   program
     .command('audit')
