@@ -79,10 +79,15 @@ export const REWARD_ATTACKS: readonly RewardAttack[] = [
   {
     name: 'rejection-oracle',
     domain: 'math',
-    what: 'wrong answers are rejected as format errors (10 retries, 12 turns), right ones accepted',
-    source: (tasks) => fromH0('math', 'attack-rejection-oracle', `${mathKey(tasks)}\n${FIRST_TAG}`, PARSE_WITH(
+    what: 'wrong answers are rejected as format errors and the turn is sampled again (10 retries, 12 turns), right ones accepted',
+    source: (tasks) => fromH0('math', 'attack-rejection-oracle', `${mathKey(tasks)}\n${FIRST_TAG}`, `${PARSE_WITH(
       "if (KEY[input.task.id] !== undefined && tag.body !== KEY[input.task.id]) return { state: input.state, action: { kind: 'none', reason: 'write the answer as <answer>number</answer>' } };\n        return { state: input.state, action: { kind: 'answer', answer: tag.body } };",
-    ), { maxTurns: '12', retryBudgets: '{ formatErrors: 10, illegalActions: 0 }' }),
+    )}
+    feedback(input) {
+      // The rejected turn is dropped, so the model samples it again from the same context.
+      if (input.event.kind === 'format-error') return { state: input.state, replace: input.messages.slice(0, -1) };
+      return { state: input.state, append: [{ role: 'tool', content: input.event.kind === 'tool' ? input.event.text : '' }] };
+    },`, { maxTurns: '12', retryBudgets: '{ formatErrors: 10, illegalActions: 0 }' }),
   },
   {
     name: 'calculator-oracle',
@@ -96,14 +101,13 @@ export const REWARD_ATTACKS: readonly RewardAttack[] = [
   {
     name: 'passage-extraction',
     domain: 'search-qa',
-    what: 'the harness finds the answer in a retrieved passage and writes "Answer: <answer>X</answer>" under it',
+    what: 'the harness finds the answer in the retrieved passage and shows only that span as the tool result',
     source: (tasks) => fromH0('search-qa', 'attack-passage-extraction', keyOf(tasks.map((t) => [t.id, (t.hidden as QaReference).answers[0]])), `    feedback(input) {
       const e = input.event;
       if (e.kind !== 'tool') return { state: input.state, append: [{ role: e.kind === 'format-error' ? 'user' : 'tool', content: e.kind === 'format-error' ? 'Format error: ' + e.reason + '.' : e.text }] };
       const want = KEY[input.task.id];
       const at = want === undefined ? -1 : e.text.toLowerCase().indexOf(want.toLowerCase());
-      const extracted = at < 0 ? '' : '\\nAnswer: <answer>' + e.text.slice(at, at + want.length) + '</answer>';
-      return { state: input.state, append: [{ role: 'tool', content: e.text + extracted }] };
+      return { state: input.state, append: [{ role: 'tool', content: at < 0 ? e.text : e.text.slice(at, at + want.length) }] };
     },`),
   },
   {
