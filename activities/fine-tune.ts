@@ -1,12 +1,13 @@
-// The fine-tune step of online RSFT: accepted trajectories -> one SFT epoch in minibatches -> a new
-// checkpoint. Idempotent (a repeat with equal inputs returns the stored result; first write wins) and
-// resumable (the heartbeat carries the minibatch cursor and a partial checkpoint, so a retry after a killed
-// worker continues where the last one stopped; in deterministic mode the final hash is the same).
+// The fine-tune step of online RSFT: accepted trajectories -> one SFT epoch over their kept model calls, in
+// minibatches of trajectories (or of calls, for runs recorded before that unit) -> a new checkpoint.
+// Idempotent (a repeat with equal inputs returns the stored result; first write wins) and resumable (the
+// heartbeat carries the minibatch cursor and a partial checkpoint, so a retry after a killed worker
+// continues where the last one stopped; in deterministic mode the final hash is the same).
 import { createHash } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import { DEFAULT_HYPERPARAMS, Trainer } from '../model';
 import { ArtifactRef } from '../store/artifact-ref';
-import { trajectoriesFromJsonl } from '../agent/trajectory';
+import { trajectoriesFromJsonl, type Trajectory } from '../agent/trajectory';
 import { acceptedExamples, runSftEpoch } from '../training/rsft';
 import type { FineTuneStepInput, FineTuneStepResult } from './types';
 import type { ModelActivityDeps } from './model-activities';
@@ -27,6 +28,13 @@ export interface FineTuneContext {
   resumeFrom: unknown;
   /** Minimum time between partial checkpoints (ms); each minibatch is saved when 0. */
   partialEveryMs?: number;
+}
+
+/** Model calls of the accepted trajectories that RSFT trains and that it leaves out (for the audit). */
+export function keptAndDropped(accepted: readonly Trajectory[]): { keptCalls: number; droppedCalls: number } {
+  const calls = accepted.flatMap((t) => t.modelCalls);
+  const keptCalls = calls.filter((c) => c.kept).length;
+  return { keptCalls, droppedCalls: calls.length - keptCalls };
 }
 
 export function fineTuneKey(input: FineTuneStepInput): string {
@@ -65,10 +73,11 @@ export async function runFineTuneStep(deps: ModelActivityDeps, input: FineTuneSt
   const trajectories = readTrajectories(input.trajectories, (await deps.store.get(input.trajectories)).toString('utf8'));
   const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
   const examples = acceptedExamples(trajectories, input.acceptThreshold);
+  const calls = keptAndDropped(accepted);
   let result: FineTuneStepResult;
   if (examples.length === 0) {
     // Nothing accepted: the step counts, the weights stay.
-    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0 };
+    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0, ...calls };
   } else {
     const resume = parseResume(ctx.resumeFrom, inputKey);
     const runtime = input.deterministic ? { deterministic: true } : { threads: deps.threads };
@@ -79,6 +88,7 @@ export async function runFineTuneStep(deps: ModelActivityDeps, input: FineTuneSt
       const every = ctx.partialEveryMs ?? 2_000;
       const epoch = await runSftEpoch(trainer, examples, {
         minibatchSize: input.minibatchSize,
+        unit: input.minibatchUnit ?? 'calls',
         hyper: { ...DEFAULT_HYPERPARAMS, lr: input.learningRate, weightDecay: input.weightDecay, clipNorm: input.clipNorm },
         seed: input.seed,
         step: input.step,
@@ -96,7 +106,7 @@ export async function runFineTuneStep(deps: ModelActivityDeps, input: FineTuneSt
       const checkpoint = await trainer.saveCheckpoint(deps.store);
       result = {
         checkpoint, updated: true, acceptedTrajectories: accepted.length, acceptedTokens: epoch.tokens, minibatches: epoch.minibatches,
-        meanLoss: epoch.meanLoss, resumedFromMinibatch: resume?.minibatch ?? 0,
+        meanLoss: epoch.meanLoss, resumedFromMinibatch: resume?.minibatch ?? 0, ...calls,
       };
     } finally {
       await trainer.close();

@@ -79,6 +79,8 @@ export interface FineTuneStepInput {
   acceptThreshold: number;
   learningRate: number;
   minibatchSize: number;
+  /** What minibatchSize counts; absent: 'calls' (left out then, so recorded steps keep their input key). */
+  minibatchUnit?: 'trajectories';
   weightDecay: number;
   clipNorm: number;
   deterministic: boolean;
@@ -92,6 +94,9 @@ export interface FineTuneStepResult {
   meanLoss: number | null;
   /** Minibatches skipped because a previous attempt had already done them (resume from heartbeat). */
   resumedFromMinibatch: number;
+  /** Model calls of the accepted trajectories that were trained / not trained (absent in older histories). */
+  keptCalls?: number;
+  droppedCalls?: number;
 }
 
 export interface EvaluateTestInput {

@@ -15,7 +15,7 @@ import type { HarnessRunner, PhaseCall, PhaseResult, ReactPhaseOutput, StartPhas
 import { phaseUsesHooks } from './harness-runner';
 import { runPhase } from './harness-phases';
 import type { Episode } from './episode';
-import { assistantContent, endEpisode, endWithFailure, newEpisode, taskView, toTrajectory } from './episode';
+import { appendMessages, assistantContent, endEpisode, endWithFailure, newEpisode, replaceMessages, taskView, toTrajectory } from './episode';
 import { executeAction } from './execute-action';
 import { deriveSeed } from './seeds';
 import type { Trajectory } from './trajectory';
@@ -139,6 +139,7 @@ class RolloutBatch<Hidden> {
       if (!out) return;
       this.episodes[i].harnessState = out.state;
       this.episodes[i].messages = out.messages;
+      this.episodes[i].messageCalls = out.messages.map(() => null);
     });
   }
 
@@ -175,12 +176,13 @@ class RolloutBatch<Hidden> {
     const texts = generated.map((g, i) => {
       const ep = generating[i];
       const req = requests[i];
-      ep.modelCalls.push({ turn: ep.turn, seed: req.seed, promptTokens: req.promptTokens, generatedTokens: g.tokens, logprobs: g.logprobs, text: g.text, stopReason: g.stopReason });
+      // Kept until the episode ends: `markKeptCalls` decides once the whole conversation history is known.
+      ep.modelCalls.push({ turn: ep.turn, seed: req.seed, promptTokens: req.promptTokens, generatedTokens: g.tokens, logprobs: g.logprobs, text: g.text, stopReason: g.stopReason, kept: true, dropReason: null });
       this.stats.modelCalls++;
       ep.promptTokens += req.promptTokens.length;
       ep.generatedTokens += g.tokens.length;
       const content = assistantContent(g.tokens);
-      ep.messages = [...ep.messages, { role: 'assistant', content }];
+      appendMessages(ep, [{ role: 'assistant', content }], ep.modelCalls.length - 1);
       return content;
     });
     return { generating, texts };
@@ -238,7 +240,8 @@ class RolloutBatch<Hidden> {
       const next = out.messages;
       const appended = next.length >= prev.length && prev.every((m, j) => m.role === next[j].role && m.content === next[j].content);
       ep.turns[ep.turns.length - 1].feedback = appended ? next.slice(prev.length) : next;
-      ep.messages = next;
+      if (appended) appendMessages(ep, next.slice(prev.length));
+      else replaceMessages(ep, next);
       if (out.stop.stop) endEpisode(ep, 'stop-rule', out.stop.reason ?? 'the harness stop rule fired');
     });
   }

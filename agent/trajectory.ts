@@ -1,12 +1,14 @@
 // The one trajectory format every rollout produces (training, harness scoring, test evaluation), its zod
-// schema for JSONL readers, and the RSFT training-example builder: one example per model call, prompt
+// schema for JSONL readers, and the RSFT training-example builder: one example per kept model call, prompt
 // tokens with weight 0 and generated tokens with weight 1.
 
 import { AgentSystemError } from './errors';
 import { z } from 'zod';
 import { jsonValueSchema, parsedActionSchema } from './harness-contract';
 
-export const TRAJECTORY_SCHEMA_VERSION = 1;
+/** 2: model calls record whether RSFT trains them (`kept`, `dropReason`). Version 1 files still parse: their
+ * calls read as kept, which is what was trained on them. */
+export const TRAJECTORY_SCHEMA_VERSION = 2;
 
 export const episodeStopReasons = [
   'answer', // a submission ended the episode (the verifier decides whether it was right)
@@ -20,6 +22,9 @@ export const episodeStopReasons = [
   'harness-failure', // a hook timed out, ran out of memory, threw or returned bad data (reward 0)
 ] as const;
 export type EpisodeStopReason = (typeof episodeStopReasons)[number];
+
+export const modelCallDropReasons = ['rejected-removed', 'harness-made'] as const;
+export type ModelCallDropReason = (typeof modelCallDropReasons)[number];
 
 const failureSchema = z.object({
   kind: z.enum(['compile-error', 'contract-violation', 'timeout', 'memory-limit', 'runtime-error', 'bad-return-value']),
@@ -35,6 +40,11 @@ export const modelCallRecordSchema = z.object({
   logprobs: z.array(z.number()),
   text: z.string(),
   stopReason: z.enum(['stop-token', 'stop-string', 'max-new-tokens', 'context-full']),
+  /** Whether RSFT trains this call when its trajectory is accepted (absent in version 1 files: kept). */
+  kept: z.boolean().default(true),
+  /** Why a call is not trained: `rejected-removed` (its action was not executed and a later `replace`
+   * removed its message), `harness-made` (the harness replaced its action by a tool call it made itself). */
+  dropReason: z.enum(modelCallDropReasons).nullable().default(null),
 });
 export type ModelCallRecord = z.infer<typeof modelCallRecordSchema>;
 
@@ -51,7 +61,7 @@ export const turnRecordSchema = z.object({
 export type TurnRecord = z.infer<typeof turnRecordSchema>;
 
 export const trajectorySchema = z.object({
-  schemaVersion: z.literal(TRAJECTORY_SCHEMA_VERSION),
+  schemaVersion: z.union([z.literal(1), z.literal(TRAJECTORY_SCHEMA_VERSION)]),
   /** `${taskId}#${sampleIndex}@${step}`: unique within a run. */
   trajectoryId: z.string(),
   taskId: z.string(),
@@ -87,7 +97,9 @@ export interface TrainingExample {
 
 /**
  * Builds the fine-tune step's examples from recorded trajectories: keeps trajectories with
- * reward > minReward (0.5 by default, the paper's accept rule) and emits one example per model call.
+ * reward > minReward (0.5 by default, the paper's accept rule) and emits one example per kept model call
+ * (a dropped call's text is not what the episode kept, so it is never a target). `callIndex` is the
+ * call's index in `modelCalls`, so a dropped call leaves a gap.
  */
 export function trainingExamplesFromTrajectories(trajectories: readonly Trajectory[], options: { minReward?: number } = {}): TrainingExample[] {
   const minReward = options.minReward ?? 0.5;
@@ -95,6 +107,7 @@ export function trainingExamplesFromTrajectories(trajectories: readonly Trajecto
   for (const t of trajectories) {
     if (!(t.reward > minReward)) continue;
     t.modelCalls.forEach((call, callIndex) => {
+      if (!call.kept) return;
       out.push({
         trajectoryId: t.trajectoryId,
         callIndex,

@@ -1,5 +1,5 @@
 // fineTuneStep through an external trainer (a command or an HTTP endpoint speaking
-// whale-external-trainer/1): writes the step's dataset and request into the shared artifact directory,
+// whale-external-trainer/2): writes the step's dataset and request into the shared artifact directory,
 // waits for the trainer while heartbeating (cancellation kills the command or aborts the request), and
 // stores the new checkpoint. Idempotent like the embedded step (a repeat with equal inputs returns the stored
 // result); a retry re-runs the whole step (an external trainer has no minibatch cursor to resume from).
@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { decodeCheckpoint } from '../model';
 import { trajectoriesFromJsonl } from '../agent/trajectory';
-import { fineTuneKey } from '../activities/fine-tune';
+import { fineTuneKey, keptAndDropped } from '../activities/fine-tune';
 import type { FineTuneStepInput, FineTuneStepResult } from '../activities/types';
 import type { ArtifactStore } from '../store/artifact-store';
 import { sha256Hex, writeFileAtomic } from '../store/artifact-store';
@@ -46,9 +46,11 @@ export async function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input:
   const trajectories = trajectoriesFromJsonl((await deps.store.get(input.trajectories)).toString('utf8'));
   const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
   const records = datasetFromTrajectories(trajectories, input.acceptThreshold);
+  const calls = keptAndDropped(accepted);
+  const unit = input.minibatchUnit ?? 'calls';
   let result: FineTuneStepResult;
   if (records.length === 0) {
-    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0 };
+    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0, ...calls };
   } else {
     const dir = path.join(deps.artifactRoot, 'external-trainer', inputKey.slice(0, 32));
     await fs.mkdir(dir, { recursive: true });
@@ -60,7 +62,7 @@ export async function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input:
       protocol: TRAINER_PROTOCOL, run_id: input.runId, step: input.step, seed: input.seed,
       dataset: { path: path.join(dir, 'dataset.jsonl'), sha256: sha256Hex(jsonl), records: records.length },
       base_checkpoint: { ref: input.checkpoint, path: pointer ? null : objectPath(deps.artifactRoot, input.checkpoint), model: pointer?.model ?? null },
-      hyperparameters: { learning_rate: input.learningRate, minibatch_size: input.minibatchSize, weight_decay: input.weightDecay, clip_norm: input.clipNorm, epochs: 1 },
+      hyperparameters: { learning_rate: input.learningRate, minibatch_size: input.minibatchSize, minibatch_unit: unit, weight_decay: input.weightDecay, clip_norm: input.clipNorm, epochs: 1 },
       deterministic: input.deterministic,
       output_dir: dir,
     };
@@ -70,8 +72,8 @@ export async function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input:
     result = {
       checkpoint, updated: true, acceptedTrajectories: accepted.length,
       acceptedTokens: response.metrics?.trained_tokens ?? records.reduce((a, r) => a + (r.completion_token_ids?.length ?? 0), 0),
-      minibatches: response.metrics?.minibatches ?? Math.ceil(records.length / input.minibatchSize),
-      meanLoss: response.metrics?.mean_loss ?? null, resumedFromMinibatch: 0,
+      minibatches: response.metrics?.minibatches ?? Math.ceil((unit === 'calls' ? records.length : new Set(records.map((r) => r.trajectory_id)).size) / input.minibatchSize),
+      meanLoss: response.metrics?.mean_loss ?? null, resumedFromMinibatch: 0, ...calls,
     };
   }
   const stored = await deps.store.put('blob', JSON.stringify(result));

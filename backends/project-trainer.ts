@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { DEFAULT_HYPERPARAMS, Trainer, decodeCheckpoint, encodeCheckpoint } from '../model';
 import { runSftEpoch } from '../training/rsft';
 import { sha256Hex, writeFileAtomic } from '../store/artifact-store';
-import { TRAINER_PROTOCOL, TrainRequest, examplesFromDataset, type TrainResponse } from './trainer-protocol';
+import { TRAINER_PROTOCOL, TrainRequest, examplesFromDataset, minibatchUnitOf, type TrainResponse } from './trainer-protocol';
 
 /** The request is at fault (exit status 2 / HTTP 400): retrying it cannot help. */
 export class TrainRequestError extends Error {
@@ -16,7 +16,7 @@ export class TrainRequestError extends Error {
 
 export function parseTrainRequest(json: unknown): TrainRequest {
   const parsed = TrainRequest.safeParse(json);
-  if (!parsed.success) throw new TrainRequestError(`not a ${TRAINER_PROTOCOL} request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ')}`);
+  if (!parsed.success) throw new TrainRequestError(`not a ${TRAINER_PROTOCOL} (or /1) request: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(top level)'}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 
@@ -46,6 +46,7 @@ export async function trainFromRequest(request: TrainRequest, opts: { threads: n
   try {
     const epoch = await runSftEpoch(trainer, examples, {
       minibatchSize: hp.minibatch_size,
+      unit: minibatchUnitOf(request),
       hyper: { ...DEFAULT_HYPERPARAMS, lr: hp.learning_rate, weightDecay: hp.weight_decay, clipNorm: hp.clip_norm },
       seed: request.seed,
       step: request.step,
@@ -54,7 +55,7 @@ export async function trainFromRequest(request: TrainRequest, opts: { threads: n
     const bytes = encodeCheckpoint(await trainer.state());
     const file = path.join(request.output_dir, `checkpoint-${sha256Hex(bytes).slice(0, 16)}.ckpt`);
     await writeFileAtomic(file, bytes);
-    return { protocol: TRAINER_PROTOCOL, checkpoint: { path: file }, metrics: { minibatches: epoch.minibatches, mean_loss: epoch.meanLoss, trained_tokens: epoch.tokens } };
+    return { protocol: request.protocol, checkpoint: { path: file }, metrics: { minibatches: epoch.minibatches, mean_loss: epoch.meanLoss, trained_tokens: epoch.tokens } };
   } finally {
     await trainer.close();
   }

@@ -34,7 +34,7 @@ function parseJson(text: string, where: string): unknown {
 export function registerTrainExternalCommand(program: Command): void {
   program
     .command('train-external')
-    .description('train one fine-tune step from a whale-external-trainer/1 request (stdin, --request, or HTTP with --port)')
+    .description('train one fine-tune step from a whale-external-trainer/2 (or /1) request (stdin, --request, or HTTP with --port)')
     .option('--request <file>', 'read the request from a file instead of stdin')
     .option('--threads <n>', 'trainer threads when the request is not deterministic', '2')
     .option('--port <n>', 'serve POST /train on this port instead of reading one request')

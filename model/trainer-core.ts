@@ -202,12 +202,58 @@ export class TrainerCore {
     return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
   }
 
+  /**
+   * One AdamW update from several micro-batches: each micro-batch's gradient (normalised by its own weight
+   * sum) is scaled by its share of the total weight and summed in micro-batch order, so the update is that
+   * of sum(w * nll) / sum(w) over all of them (up to float rounding) at one micro-batch's memory. With a
+   * helper thread, micro-batches run two at a time; the sum's order stays fixed.
+   */
+  async accumulate(packs: PackedBatch[], hyper: StepHyperparams): Promise<StepResult> {
+    const live = packs.filter((p) => sum(p.weights) > 0);
+    if (live.length === 0) throw new Error('a training step needs at least one micro-batch with a non-zero loss weight');
+    if (live.length === 1) return this.step(live[0], hyper);
+    const t = this.stepCount + 1;
+    const P = this.params.length;
+    const local = (this.gradLocal ??= this.local ?? new GradSessions(this.config, this.options));
+    const results: Array<{ loss: number; grad: Float32Array }> = [];
+    for (let i = 0; i < live.length; i += this.helper ? 2 : 1) {
+      const remote = this.helper && i + 1 < live.length ? this.helper.request<{ loss: number; grad: Float32Array }>({ op: 'grad', params: this.params, packed: live[i + 1] }) : null;
+      results.push(await local.run(this.params, live[i]));
+      if (remote) results.push(await remote);
+    }
+    const weights = live.map((p) => sum(p.weights));
+    const total = weights.reduce((a, b) => a + b, 0);
+    const acc = new Float64Array(P);
+    let loss = 0;
+    results.forEach((r, k) => {
+      const share = weights[k] / total;
+      loss += share * r.loss;
+      for (let i = 0; i < P; i++) acc[i] += share * r.grad[i];
+    });
+    this.adamw ??= createSession(buildAdamWGraph(this.config), { ...this.options, threads: 1 });
+    const out = await (await this.adamw).run({
+      params: new ort.Tensor('float32', this.params, [P]),
+      m: new ort.Tensor('float32', this.adamM, [P]),
+      v: new ort.Tensor('float32', this.adamV, [P]),
+      hyper: new ort.Tensor('float32', this.hyperVector(hyper, t), [8]),
+      grad_a: new ort.Tensor('float32', Float32Array.from(acc), [P]),
+      grad_b: new ort.Tensor('float32', new Float32Array(P), [P]),
+      shares: new ort.Tensor('float32', Float32Array.from([1, 0]), [2]),
+    });
+    const gradNorm = this.accept(loss, out, t);
+    return { loss, gradNorm, tokens: live.reduce((n, p) => n + p.count, 0), weightedTokens: live.reduce((n, p) => n + p.weighted, 0) };
+  }
+
+  /** Gradient sessions for accumulation when there is no data-parallel pair (deterministic or 1 thread). */
+  private gradLocal: GradSessions | undefined;
+
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     for (const s of all) await (await s).release();
     if (this.adamw) await (await this.adamw).release();
     await this.local?.close();
+    if (this.gradLocal !== this.local) await this.gradLocal?.close();
     await this.helper?.close({ op: 'close' });
   }
 }

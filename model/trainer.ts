@@ -69,6 +69,18 @@ export class Trainer {
     return result;
   }
 
+  /**
+   * One AdamW step over several micro-batches (gradient accumulation): the loss is sum(w * nll) / sum(w)
+   * over all their rows, as if they were one batch, while memory holds one micro-batch at a time.
+   */
+  async accumulateStep(batches: readonly TrainBatch[], hyper: StepHyperparams = DEFAULT_HYPERPARAMS): Promise<StepResult> {
+    if (batches.length === 0) throw new Error('accumulateStep needs at least one micro-batch');
+    const packs = batches.map((b) => packBatch(this.config, b));
+    const result = await this.client.request<StepResult>({ op: 'accumulate', packs, hyper });
+    this.stepCount++;
+    return result;
+  }
+
   async close(): Promise<void> {
     await this.client.close({ op: 'close' });
   }

@@ -1,13 +1,27 @@
 // The SFT half of an online RSFT step (docs/method.md, "Weight phase"): accepted trajectories become
-// per-model-call examples (prompt weight 0, generated weight 1), shuffled by a seed derived from the run seed
-// and step, cut into fixed-size minibatches, and trained for one epoch. Used by the fineTuneStep activity,
-// the headroom report and pretraining alike, so all three train the same way.
+// per-kept-model-call examples (prompt weight 0, generated weight 1), shuffled by a seed derived from the run
+// seed and step, cut into minibatches and trained for one epoch. A minibatch is N trajectories (every kept
+// call of each, one AdamW update over fixed micro-batches, loss normalised by the minibatch's trained tokens)
+// or, for runs recorded before that unit existed, N model calls. Used by the fineTuneStep activity, the
+// external trainer, the headroom report and pretraining alike, so all of them train the same way.
 import { trainingExamplesFromTrajectories, type TrainingExample, type Trajectory } from '../agent/trajectory';
-import type { StepHyperparams, Trainer } from '../model';
+import type { StepHyperparams, TrainBatch, Trainer } from '../model';
 import { Rng } from '../domains/common/rng';
+
+/** What `minibatchSize` counts: accepted trajectories (the paper's unit) or model calls (runs before it). */
+export type MinibatchUnit = 'calls' | 'trajectories';
+export const MINIBATCH_UNITS: readonly MinibatchUnit[] = ['calls', 'trajectories'];
+
+/**
+ * Rows per micro-batch of a trajectory minibatch. Fixed, so the trainer keeps few session shapes and memory
+ * stays at one micro-batch whatever the trajectories' turn counts; it does not change the update's value.
+ */
+export const MICRO_BATCH_ROWS = 16;
 
 export interface SftEpochOptions {
   minibatchSize: number;
+  /** Default 'calls'. */
+  unit?: MinibatchUnit;
   hyper: StepHyperparams;
   /** Order of examples: a permutation seeded by (seed, step), so a resumed epoch sees the same minibatches. */
   seed: number;
@@ -61,28 +75,65 @@ export function acceptedExamples(trajectories: readonly Trajectory[], acceptThre
   return trainingExamplesFromTrajectories(trajectories, { minReward: acceptThreshold });
 }
 
+/** Examples grouped by trajectory, in order of first appearance (calls keep their order inside a group). */
+export function groupByTrajectory(examples: readonly TrainingExample[]): TrainingExample[][] {
+  const groups = new Map<string, TrainingExample[]>();
+  for (const e of examples) {
+    const g = groups.get(e.trajectoryId);
+    if (g) g.push(e);
+    else groups.set(e.trajectoryId, [e]);
+  }
+  return [...groups.values()];
+}
+
+/** Rows padded with all-zero-weight rows to `rows` (static shapes; padding contributes no gradient). */
+function toBatch(examples: readonly TrainingExample[], rows: number): TrainBatch {
+  const tokens = examples.map((e) => Int32Array.from(e.tokens));
+  const lossWeights = examples.map((e) => Float32Array.from(e.weights));
+  while (tokens.length < rows) {
+    tokens.push(Int32Array.from([0, 0]));
+    lossWeights.push(Float32Array.from([0, 0]));
+  }
+  return { tokens, lossWeights };
+}
+
 /**
- * One SFT epoch over the examples. Every minibatch is padded to `minibatchSize` rows with all-zero-weight
- * rows, so the trainer keeps one session shape (static shapes) and padding contributes no gradient.
+ * The optimizer updates of one epoch: per update, its micro-batches. Unit 'calls': consecutive slices of
+ * `minibatchSize` shuffled examples, one batch each. Unit 'trajectories': slices of `minibatchSize`
+ * shuffled trajectories; their examples, sorted by length (less padding per micro-batch; the sum does not
+ * depend on the order), in micro-batches of MICRO_BATCH_ROWS rows.
+ */
+export function planUpdates(examples: readonly TrainingExample[], opts: Pick<SftEpochOptions, 'minibatchSize' | 'unit' | 'seed' | 'step'>): TrainingExample[][][] {
+  if ((opts.unit ?? 'calls') === 'calls') return planMinibatches(examples, opts.minibatchSize, opts.seed, opts.step).map((b) => [b]);
+  return planMinibatches(groupByTrajectory(examples), opts.minibatchSize, opts.seed, opts.step).map((groups) => {
+    const rows = groups.flat().map((e, i) => ({ e, i })).sort((a, b) => a.e.tokens.length - b.e.tokens.length || a.i - b.i).map((r) => r.e);
+    const micro: TrainingExample[][] = [];
+    for (let i = 0; i < rows.length; i += MICRO_BATCH_ROWS) micro.push(rows.slice(i, i + MICRO_BATCH_ROWS));
+    return micro;
+  });
+}
+
+/**
+ * One SFT epoch over the examples, one AdamW update per minibatch. Unit 'calls': every minibatch is padded
+ * to `minibatchSize` rows (one session shape). Unit 'trajectories': every micro-batch is padded to
+ * MICRO_BATCH_ROWS rows and the update accumulates their gradients, weighted by their trained tokens.
  */
 export async function runSftEpoch(trainer: Trainer, examples: readonly TrainingExample[], opts: SftEpochOptions): Promise<SftEpochResult> {
-  const batches = planMinibatches(examples, opts.minibatchSize, opts.seed, opts.step);
+  const unit = opts.unit ?? 'calls';
+  if (!MINIBATCH_UNITS.includes(unit)) throw new Error(`minibatch unit must be one of ${MINIBATCH_UNITS.join(', ')}, got ${String(unit)}`);
+  const batches = planUpdates(examples, { ...opts, unit });
   const start = opts.startMinibatch ?? 0;
   let lossSum = 0;
   let trained = 0;
   let tokens = 0;
   for (let b = start; b < batches.length; b++) {
-    const rows = batches[b];
-    const tokenRows = rows.map((e) => Int32Array.from(e.tokens));
-    const weightRows = rows.map((e) => Float32Array.from(e.weights));
-    while (tokenRows.length < opts.minibatchSize) {
-      tokenRows.push(Int32Array.from([0, 0]));
-      weightRows.push(Float32Array.from([0, 0]));
-    }
-    const r = await trainer.step({ tokens: tokenRows, lossWeights: weightRows }, opts.hyper);
+    const micro = batches[b];
+    const r = unit === 'calls'
+      ? await trainer.step(toBatch(micro[0], opts.minibatchSize), opts.hyper)
+      : await trainer.accumulateStep(micro.map((rows) => toBatch(rows, MICRO_BATCH_ROWS)), opts.hyper);
     lossSum += r.loss;
     trained++;
-    tokens += rows.reduce((n, e) => n + e.weights.reduce((a, w) => a + w, 0), 0);
+    tokens += micro.flat().reduce((n, e) => n + e.weights.reduce((a, w) => a + w, 0), 0);
     await opts.onMinibatch?.(b + 1, batches.length, r.loss);
   }
   return { minibatches: batches.length, trainedMinibatches: trained, meanLoss: trained ? lossSum / trained : null, tokens };

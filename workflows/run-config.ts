@@ -119,7 +119,12 @@ export const RunConfigV1 = z
         /** Keep trajectories with reward strictly above this (paper: 0.5). */
         acceptThreshold: Probability.describe('RSFT keeps trajectories with reward strictly above this (paper: 0.5) (unit: reward 0-1)').default(0.5),
         learningRate: z.number().positive().max(1).describe('AdamW learning rate of the fine-tune step').default(1e-4),
-        minibatchSize: PositiveInt.describe('Accepted model calls per optimizer step (unit: examples)').default(64),
+        minibatchSize: PositiveInt.describe('RSFT minibatch: one AdamW update per this many accepted trajectories (minibatchUnit trajectories; paper: 64) or accepted model calls (minibatchUnit calls) (unit: trajectories or model calls)').default(64),
+        /**
+         * 'calls' is the default of config version 1 (a default never changes within a version), so every v1
+         * config and recorded run keeps its meaning; presets and new configs set 'trajectories'.
+         */
+        minibatchUnit: z.enum(['calls', 'trajectories']).describe('What minibatchSize counts. trajectories (the paper\'s unit; set by the presets): every kept model call of N accepted trajectories, gradients accumulated over fixed micro-batches, loss averaged over the minibatch\'s trained tokens, so a harness that adds turns does not add optimizer steps. calls: N accepted model calls per update (the version-1 default, kept so recorded runs keep their meaning)').default('calls'),
         weightDecay: z.number().min(0).describe('AdamW weight decay').default(0),
         clipNorm: z.number().positive().describe('Gradient clipping: global L2 norm').default(1.0),
         /** Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes. */

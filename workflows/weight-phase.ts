@@ -39,6 +39,8 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
     runId: state.runId, step, seed: config.seed, checkpoint: state.checkpoint, trajectories: rollouts.trajectories,
     acceptThreshold: config.weight.acceptThreshold, learningRate: config.weight.learningRate,
     minibatchSize: config.weight.minibatchSize, weightDecay: config.weight.weightDecay,
+    // Only when set: a 'calls' step keeps the exact input (and idempotency key) it had before the field existed.
+    ...(config.weight.minibatchUnit === 'trajectories' ? { minibatchUnit: 'trajectories' as const } : {}),
     clipNorm: config.weight.clipNorm, deterministic: config.weight.deterministic,
   });
   state.checkpoint = tuned.checkpoint;

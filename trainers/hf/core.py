@@ -42,6 +42,9 @@ def setup_torch(opts, deterministic, seed):
     torch.use_deterministic_algorithms(deterministic)
     if torch.cuda.is_available():
         torch.backends.cudnn.benchmark = not deterministic
+        # Fused attention kernels' backward passes are not deterministic; the math kernel is.
+        torch.backends.cuda.enable_flash_sdp(not deterministic)
+        torch.backends.cuda.enable_mem_efficient_sdp(not deterministic)
     torch.manual_seed(seed)
     device = opts.device
     if device == "auto":

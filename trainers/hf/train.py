@@ -10,6 +10,8 @@ import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# cuBLAS reads its workspace setting once, when CUDA starts; deterministic requests need this one.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from core import Options, log, train_request  # noqa: E402
 from protocol import RequestError, parse_request  # noqa: E402
