@@ -1,15 +1,18 @@
 // Trusted JavaScript that runs first in every fresh isolate context: removes WebAssembly,
-// SharedArrayBuffer and Atomics (an isolate's memory limit does not cover wasm memory), disables the
-// non-deterministic Math.random / Date.now, freezes the intrinsics (so a harness cannot tamper with
-// prototypes between calls), and defines the two entry points the sandbox process calls:
+// SharedArrayBuffer, Atomics (an isolate's memory limit does not cover wasm memory), WeakRef and
+// FinalizationRegistry (garbage-collection timing is not deterministic), blocks every clock and entropy
+// source (Math.random, Date.now, Date() and new Date() without arguments, Intl date formatting of "now"),
+// removes RegExp's legacy static match properties (RegExp.$1 and friends carry the last match from one
+// call to the next), then deep-freezes everything reachable from the global object and the global object
+// itself, so no built-in can carry state between hook calls. Defines the two entry points the sandbox
+// process calls:
 //   __whaleLoad(factory)        runs the CommonJS module factory, returns "R"+manifest JSON or "E"+error JSON
 //   __whaleInvoke(hook, json)   calls one hook on a JSON copy of its input, returns "R"+JSON or "E"+error JSON
 // Values cross the boundary only as strings; every harness-controlled step (getters, toString, toJSON)
 // runs inside the isolate, under its time and memory limits.
 
 import { HOOK_NAMES } from '../agent/harness-contract';
-import { ALLOWED_IMPORTS } from './compile';
-import { HELPERS_MODULE_JS } from './helpers-source';
+import { HELPERS_MODULE_JS, RUNTIME_IMPORTS } from './helpers-source';
 
 /** Largest hook result, in JSON characters: anything bigger is a bad return value, not a message. */
 export const MAX_RESULT_JSON_CHARS = 1_000_000;
@@ -17,13 +20,45 @@ export const MAX_RESULT_JSON_CHARS = 1_000_000;
 export const BOOTSTRAP_JS = `(function () {
   'use strict';
   var g = globalThis;
-  delete g.WebAssembly; delete g.SharedArrayBuffer; delete g.Atomics;
-  Math.random = function () { throw new Error('Math.random is not available in a harness: hooks must be deterministic'); };
-  Date.now = function () { throw new Error('Date.now is not available in a harness: hooks must be deterministic'); };
+  delete g.WebAssembly; delete g.SharedArrayBuffer; delete g.Atomics; delete g.WeakRef; delete g.FinalizationRegistry;
+  function nondeterministic(what) {
+    return function () { throw new Error(what + ' is not available in a harness: hooks must be deterministic (pass what you need in through the input)'); };
+  }
+  Math.random = nondeterministic('Math.random');
+  // Date: the current time is refused (Date(), new Date(), Date.now()); dates built from values work.
+  var RealDate = Date, construct = Reflect.construct, defineProperty = Object.defineProperty;
+  var SafeDate = function Date(value) {
+    if (new.target === undefined) throw new Error('Date() is not available in a harness: hooks must be deterministic');
+    if (arguments.length === 0) throw new Error('new Date() without arguments is not available in a harness: hooks must be deterministic');
+    return construct(RealDate, arguments, new.target);
+  };
+  defineProperty(SafeDate, 'length', { value: 7 });
+  SafeDate.prototype = RealDate.prototype;
+  RealDate.prototype.constructor = SafeDate;
+  SafeDate.UTC = RealDate.UTC;
+  SafeDate.parse = RealDate.parse;
+  SafeDate.now = nondeterministic('Date.now');
+  g.Date = SafeDate;
+  // Intl date formatting with no date formats "now".
+  var dtfProto = Intl.DateTimeFormat.prototype;
+  var formatGetter = Object.getOwnPropertyDescriptor(dtfProto, 'format').get;
+  var formatToParts = dtfProto.formatToParts;
+  defineProperty(dtfProto, 'format', { configurable: true, get: function () {
+    var f = formatGetter.call(this);
+    return function (date) {
+      if (date === undefined) throw new Error('Intl.DateTimeFormat().format() without a date is not available in a harness: hooks must be deterministic');
+      return f(date);
+    };
+  } });
+  dtfProto.formatToParts = function (date) {
+    if (date === undefined) throw new Error('Intl.DateTimeFormat().formatToParts() without a date is not available in a harness: hooks must be deterministic');
+    return formatToParts.call(this, date);
+  };
+  ['input', '$_', 'lastMatch', '$&', 'lastParen', '$+', 'leftContext', '$\`', 'rightContext', "$'", '$1', '$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9'].forEach(function (k) { delete RegExp[k]; });
   var stringify = JSON.stringify, parse = JSON.parse, hasOwn = Object.prototype.hasOwnProperty;
   var keys = Object.keys, freeze = Object.freeze, getProto = Object.getPrototypeOf, StringFn = String;
   var HOOKS = ${JSON.stringify(HOOK_NAMES)};
-  var ALLOWED = ${JSON.stringify(ALLOWED_IMPORTS)};
+  var ALLOWED = ${JSON.stringify(RUNTIME_IMPORTS)};
   var helpers = ${HELPERS_MODULE_JS};
   var hooks = null;
   var MAX = ${MAX_RESULT_JSON_CHARS};
@@ -53,18 +88,30 @@ export const BOOTSTRAP_JS = `(function () {
   }
   function fail(kind, message) { return 'E' + stringify({ kind: kind, message: message }); }
 
-  // Freeze every intrinsic reachable from the global object, and its prototype.
-  var names = Object.getOwnPropertyNames(g);
-  for (var i = 0; i < names.length; i++) {
-    var v = g[names[i]];
-    if (v !== null && (typeof v === 'object' || typeof v === 'function')) {
-      freeze(v);
-      if (typeof v === 'function' && v.prototype) freeze(v.prototype);
+  // Deep-freeze every object reachable from the global object (values, accessors, prototypes) and the
+  // intrinsics reachable only from instances (iterator and generator prototypes): a built-in that can be
+  // written to would carry state from one hook call to the next.
+  var ownKeys = Reflect.ownKeys, getDesc = Object.getOwnPropertyDescriptor, seen = new WeakSet();
+  function deepFreeze(root) {
+    var stack = [root];
+    while (stack.length > 0) {
+      var o = stack.pop();
+      if (o === null || (typeof o !== 'object' && typeof o !== 'function') || seen.has(o)) continue;
+      seen.add(o);
+      freeze(o);
+      stack.push(getProto(o));
+      var ks = ownKeys(o);
+      for (var i = 0; i < ks.length; i++) {
+        var d = getDesc(o, ks[i]);
+        if (d === undefined) continue;
+        if ('value' in d) stack.push(d.value);
+        else { stack.push(d.get); stack.push(d.set); }
+      }
     }
   }
-  [function () {}, function* () {}, async function () {}, [][Symbol.iterator](), new Map().entries(), ''[Symbol.iterator]()].forEach(function (x) {
-    for (var p = getProto(x); p !== null; p = getProto(p)) freeze(p);
-  });
+  [function* () {}, async function () {}, async function* () {}, [][Symbol.iterator](), new Map().entries(), new Set().values(), ''[Symbol.iterator](), ''.matchAll(/a/g),
+    new Intl.Segmenter().segment(''), new Intl.Segmenter().segment('')[Symbol.iterator](), requireShim, helpers].forEach(deepFreeze);
+  deepFreeze(g);
 
   var load = function (factory) {
     try {

@@ -1,7 +1,9 @@
 // Entry point of a sandbox child process (forked by harness-sandbox/sandbox-process.ts with tsx). Holds
 // the isolates of recently used harnesses (one isolate per harness, never shared between harnesses) and
-// answers one request at a time. If anything here dies (a V8 out-of-memory, a catastrophic isolate error),
-// only this process dies; the worker restarts it and reports a typed failure.
+// answers one request at a time. Each batch (one `run` request: one phase of one turn of a rollout batch)
+// runs in a fresh context of its harness's isolate; while idle the process makes the next fresh contexts
+// ahead of need. If anything here dies (a V8 out-of-memory aborts the process), only this process dies;
+// the worker restarts it and reports a typed failure.
 
 import type { HarnessManifest, HookName } from '../agent/harness-contract';
 import type { HarnessFailure, PhaseCall, PhaseResult } from '../agent/harness-runner';
@@ -23,16 +25,18 @@ function send(msg: ChildMessage): void {
   process.send?.(msg);
 }
 
-function getIsolate(harnessId: string, code: string, limits: IsolateLimits): { ok: true; harness: IsolateHarness } | { ok: false; failure: HarnessFailure } {
+/** The harness's isolate, loaded if needed; `loaded` says its context is brand new (no renew needed). */
+function getIsolate(harnessId: string, code: string, limits: IsolateLimits): { ok: true; harness: IsolateHarness; loaded: boolean } | { ok: false; failure: HarnessFailure } {
   const cached = isolates.get(harnessId);
   if (cached && !cached.disposed) {
     isolates.delete(harnessId); // re-insert: Map order is the LRU order
     isolates.set(harnessId, cached);
-    return { ok: true, harness: cached };
+    return { ok: true, harness: cached, loaded: false };
   }
   const loaded = IsolateHarness.load(code, limits);
-  if (loaded.ok) install(harnessId, loaded.harness);
-  return loaded;
+  if (!loaded.ok) return loaded;
+  install(harnessId, loaded.harness);
+  return { ok: true, harness: loaded.harness, loaded: true };
 }
 
 /** Caches an isolate as the most recently used one, disposing the least recently used beyond the cap. */
@@ -52,6 +56,7 @@ async function runBatch(manifest: HarnessManifest, code: string, limits: Isolate
   const results: PhaseResult[] = [];
   let strikes = 0;
   let lastStrike: HarnessFailure | null = null;
+  let batchHarness: IsolateHarness | null = null;
   for (const call of calls) {
     if (strikes >= STRIKES_PER_BATCH && lastStrike) {
       results.push({ ok: false, failure: { ...lastStrike, reason: `not run: ${strikes} earlier calls in this batch failed (${lastStrike.reason})` } });
@@ -60,6 +65,15 @@ async function runBatch(manifest: HarnessManifest, code: string, limits: Isolate
     const caller = async (hook: HookName, input: unknown) => {
       const iso = getIsolate(manifest.harnessId, code, limits);
       if (!iso.ok) return iso;
+      if (iso.harness !== batchHarness) {
+        // First use in this batch (or a reload after a failure): start from a fresh context, so nothing
+        // an earlier batch, episode set or run left in the module's variables can reach this one.
+        batchHarness = iso.harness;
+        if (!iso.loaded) {
+          const renewed = iso.harness.renew();
+          if (!renewed.ok) return renewed;
+        }
+      }
       return iso.harness.call(hook, input);
     };
     const r = await runPhase(manifest, caller, call);
@@ -77,11 +91,15 @@ process.on('message', (raw: ParentMessage) => {
     const r = IsolateHarness.load(raw.code, raw.limits);
     if (r.ok) install(raw.harnessId, r.harness);
     send({ type: 'load-result', id: raw.id, result: r.ok ? { ok: true, manifestData: r.harness.manifestData } : { ok: false, failure: r.failure } });
+    if (r.ok) prepareSpares(r.harness);
     return;
   }
   const t0 = performance.now();
   runBatch(raw.manifest, raw.code, raw.limits, raw.calls).then(
-    (results) => send({ type: 'run-result', id: raw.id, results, childMs: performance.now() - t0, isolateLoads }),
+    (results) => {
+      send({ type: 'run-result', id: raw.id, results, childMs: performance.now() - t0, isolateLoads });
+      prepareSpares(isolates.get(raw.manifest.harnessId));
+    },
     (e: unknown) => {
       // A bug in trusted code: fail the batch loudly rather than hang the worker.
       const reason = `sandbox process error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`;
@@ -89,6 +107,17 @@ process.on('message', (raw: ParentMessage) => {
     },
   );
 });
+
+/**
+ * Makes fresh contexts for the harness's next batch while this process waits for the worker (the model
+ * is generating): one per turn of the event loop, so a request that arrives waits for at most one.
+ */
+function prepareSpares(harness: IsolateHarness | undefined): void {
+  if (!harness) return;
+  setImmediate(() => {
+    if (harness.prepareSpare()) prepareSpares(harness);
+  });
+}
 
 process.on('disconnect', () => process.exit(0));
 send({ type: 'ready', pid: process.pid });

@@ -2,6 +2,13 @@
 // inside each isolate and by the in-process (unsandboxed) runner, so both see identical helpers.
 // Types for authors: agent/whale-helpers.d.ts. Keep every helper pure, synchronous and total.
 
+/**
+ * Modules `require` resolves inside an isolate. compile.ts's ALLOWED_IMPORTS says the same for the static
+ * check (a test keeps them equal); kept here so the sandbox child does not load the TypeScript compiler
+ * (about 1.5 s of its start-up) just for this list.
+ */
+export const RUNTIME_IMPORTS = ['whale:helpers'] as const;
+
 export const HELPERS_MODULE_JS = `(function () {
   'use strict';
   function fillTemplate(template, values) {

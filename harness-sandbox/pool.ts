@@ -33,8 +33,12 @@ export const DEFAULT_SANDBOX_POOL_OPTIONS: SandboxPoolOptions = {
   rssPollMs: 50,
   deadlineSlackMs: 30_000,
   childHeapMb: 256,
-  limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 },
+  // The purity audit re-runs about 1 hook call in 16 in a fresh context (see isolate-harness.ts).
+  limits: { isolateMemoryMb: 64, hookCpuMs: 1_000, auditEvery: 16, auditSeed: 0x5eed },
 };
+
+/** Options of a pool: any subset; `limits` may also name only some of its fields. */
+export type SandboxPoolConfig = Partial<Omit<SandboxPoolOptions, 'limits'>> & { limits?: Partial<IsolateLimits> };
 
 export type LoadHarnessResult =
   | { ok: true; runner: HarnessRunner; manifest: HarnessManifest; warnings: HarnessViolation[] }
@@ -44,7 +48,7 @@ export class SandboxPool {
   private readonly processes: SandboxProcess[];
   readonly options: SandboxPoolOptions;
 
-  constructor(options: Partial<SandboxPoolOptions> = {}) {
+  constructor(options: SandboxPoolConfig = {}) {
     this.options = { ...DEFAULT_SANDBOX_POOL_OPTIONS, ...options, limits: { ...DEFAULT_SANDBOX_POOL_OPTIONS.limits, ...options.limits } };
     if (this.options.rssCapMb < 128) throw new AgentConfigError(`rssCapMb ${this.options.rssCapMb} is too small: a Node child alone needs ~100 MiB`);
     this.processes = Array.from({ length: Math.max(1, this.options.processes) }, () => new SandboxProcess(this.options));

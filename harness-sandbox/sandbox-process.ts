@@ -9,7 +9,6 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { HarnessFailure } from '../agent/harness-runner';
 import type { ChildMessage, ParentMessage } from './protocol';
-import { CATASTROPHIC_EXIT_CODE } from './protocol';
 
 export interface SandboxProcessOptions {
   /** Resident-memory cap of the child in MiB; over it the child is killed (memory-limit). */
@@ -118,8 +117,9 @@ export class SandboxProcess {
   private deathFailure(code: number | null, signal: NodeJS.Signals | null): HarnessFailure {
     if (this.killedForRss) return { kind: 'memory-limit', reason: `the sandbox process exceeded its resident-memory cap of ${this.options.rssCapMb} MiB and was killed` };
     if (this.killReason) return { kind: 'timeout', reason: `the sandbox process was killed: ${this.killReason}` };
+    // V8 aborts the process when an isolate runs out of memory in a way isolated-vm cannot recover from
+    // (isolate-harness.ts installs no catastrophic-error handler on purpose).
     if (signal === 'SIGABRT' || code === 134) return { kind: 'memory-limit', reason: 'the sandbox process aborted (V8 out of memory)' };
-    if (code === CATASTROPHIC_EXIT_CODE) return { kind: 'runtime-error', reason: 'the sandbox process hit a catastrophic isolate error and exited' };
     return { kind: 'runtime-error', reason: `the sandbox process died (code ${code}, signal ${signal})` };
   }
 

@@ -6,11 +6,14 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { HarnessRunner, PhaseCall, PhaseResult } from '../../agent/harness-runner';
 import { runEpisodes } from '../../agent/loop';
+import { ALLOWED_IMPORTS } from '../../harness-sandbox/compile';
+import { RUNTIME_IMPORTS } from '../../harness-sandbox/helpers-source';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { FULL_HOOKS_SOURCE, harnessSource } from '../agent/harness-fixtures';
 import { ScriptedBackend } from '../agent/scripted-backend';
 import { lookupEnv, lookupTask } from '../agent/toy-env';
 import { HOSTILE_CASES } from './hostile-cases';
+import { RUNTIME_CASES } from './hostile-runtime-cases';
 
 const HOOK_CPU_MS = 250;
 const pool = new SandboxPool({ limits: { isolateMemoryMb: 32, hookCpuMs: HOOK_CPU_MS } });
@@ -40,7 +43,9 @@ void test('warm-up: the sandbox process starts and a healthy harness works', asy
 
 const timings: Array<{ name: string; kind: string; ms: number }> = [];
 
-for (const c of HOSTILE_CASES) {
+const CASES = [...HOSTILE_CASES, ...RUNTIME_CASES];
+
+for (const c of CASES) {
   void test(`hostile: ${c.name} -> ${c.expect}`, async () => {
     const t0 = performance.now();
     const { stage, result } = await loadAndStart(c.source);
@@ -64,7 +69,7 @@ for (const c of HOSTILE_CASES) {
 }
 
 void test('hostile suite summary: no sandbox process died, timings printed', () => {
-  assert.equal(timings.length, HOSTILE_CASES.length);
+  assert.equal(timings.length, CASES.length);
   assert.equal(pool.restarts, 0, 'isolate-level failures never cost a process');
   console.log(`hostile suite (hook CPU limit ${HOOK_CPU_MS} ms, isolate heap 32 MiB):`);
   for (const t of timings) console.log(`  ${t.kind.padEnd(18)} ${String(t.ms).padStart(5)} ms  ${t.name}`);
@@ -137,12 +142,13 @@ void test('hostile: feedback flooding the conversation is a bad return value, no
 });
 
 void test('hostile: a V8 out-of-memory of the sandbox process itself is a memory-limit result; the worker keeps serving', async () => {
-  // Each result is legal (under every per-call cap) but 200 of them overflow a 32 MiB child heap.
+  // Each result is legal (under every per-call cap) but 500 of them (30 MB of strings, then the reply's
+  // JSON) overflow a 32 MiB child heap.
   const tiny = new SandboxPool({ childHeapMb: 32, limits: { isolateMemoryMb: 64, hookCpuMs: 1_000 } });
   try {
     const big = await tiny.loadHarness(harnessSource({}, "setup(input) { return { state: input.task.id + 'x'.repeat(60000) }; },"));
     assert.ok(big.ok);
-    const calls = Array.from({ length: 200 }, (_, i): PhaseCall => ({ phase: 'start', input: { ...START.input, task: { ...START.input.task, id: `t${i}` } } }) as PhaseCall);
+    const calls = Array.from({ length: 500 }, (_, i): PhaseCall => ({ phase: 'start', input: { ...START.input, task: { ...START.input.task, id: `t${i}` } } }) as PhaseCall);
     const results = await big.runner.runPhases(calls);
     assert.ok(results.every((r) => !r.ok && r.failure.kind === 'memory-limit'), JSON.stringify(results[0]).slice(0, 300));
     assert.equal(tiny.restarts, 1);
@@ -151,4 +157,8 @@ void test('hostile: a V8 out-of-memory of the sandbox process itself is a memory
   } finally {
     await tiny.close();
   }
+});
+
+void test('the isolate resolves exactly the imports the static check allows', () => {
+  assert.deepEqual([...RUNTIME_IMPORTS], [...ALLOWED_IMPORTS]);
 });
