@@ -119,6 +119,15 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string
     for (const r of p.rows) lines.push(`| ${r.round} | ${r.name}${r.name === p.accepted ? ' (accepted)' : ''} | ${r.parent} | ${r.status}${r.reason ? `: ${r.reason.replace(/\|/g, '/').slice(0, 80)}` : ''} | ${fmt(r.successRate)} | ${fmt(r.meanTurns)} | ${r.axis} | ${r.hypothesis.replace(/\|/g, '/').slice(0, 100)} |`);
     lines.push('');
   });
+  if (t.steps.length) {
+    // Kept and dropped model calls of the accepted trajectories: what RSFT trained on (absent in older runs).
+    lines.push('## Weight steps', '', '| step | mean reward | accepted | kept calls | dropped calls | optimizer updates | trained tokens | loss |', '|---|---|---|---|---|---|---|---|');
+    for (const x of t.steps) {
+      const f = x.fineTune;
+      lines.push(`| ${x.step} | ${fmt(x.meanReward)} | ${x.accepted}/${x.rollouts} | ${f?.keptCalls ?? '-'} | ${f?.droppedCalls ?? '-'} | ${f?.minibatches ?? '-'} | ${f?.acceptedTokens ?? '-'} | ${fmt(f?.meanLoss ?? null)} |`);
+    }
+    lines.push('');
+  }
   lines.push('## Test evaluations', '', '| label | after weight step | rollouts | mean@8 |', '|---|---|---|---|', ...t.tests.map((x) => `| ${x.label} | ${x.atWeightStep} | ${x.atRollouts} | ${fmt(x.meanAt8)} |`), '');
   if (t.messages.length) lines.push('## Messages', '', ...t.messages.map((m) => `- ${m.kind} \`${m.name}\` after weight step ${m.atWeightStep}: ${JSON.stringify(m.args)}`), '');
   lines.push('## Configuration (expanded)', '', '```json', JSON.stringify(t.config, null, 2), '```', '');

@@ -12,7 +12,7 @@ import { harnessSource } from './harness-fixtures';
 import { ScriptedBackend, lastMessage } from './scripted-backend';
 import { lookupEnv, lookupTask } from './toy-env';
 
-void test('training examples: one per model call of accepted trajectories, prompt weight 0, generated weight 1', async () => {
+void test('training examples: one per kept model call of accepted trajectories, prompt weight 0, generated weight 1', async () => {
   const loaded = loadHarnessInProcess(harnessSource());
   assert.ok(loaded.ok);
   // charlie gets a wrong answer (reward 0) so the accept rule has something to drop.

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { buildTimeline, readHistoryFiles } from '../../audit/timeline';
 import { explainPhases } from '../../audit/explain';
-import { writeReport } from '../../audit/report';
+import { summaryMarkdown, writeReport } from '../../audit/report';
 import { ROOT } from '../workflows/env';
 
 const H = path.join(ROOT, 'tests', 'histories', 'v1');
@@ -51,6 +51,15 @@ describe('audit from recorded histories', () => {
     }
     const phases = explainPhases(buildTimeline('tampered', [history]));
     assert.ok(phases.some((p) => p.matches === false), 'the tampered history must not match the recorded decisions');
+  });
+
+  it('shows the kept and dropped model calls of every weight step (a dash where an older run did not record them)', () => {
+    const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
+    const first = t.steps[0];
+    assert.ok(first.fineTune, 'the recorded run has fine-tune results');
+    assert.match(summaryMarkdown(t, explainPhases(t)), new RegExp(`\\| ${first.step} \\| [^|]+ \\| ${first.accepted}/${first.rollouts} \\| - \\| - \\|`));
+    first.fineTune = { ...first.fineTune, keptCalls: 57, droppedCalls: 3 };
+    assert.match(summaryMarkdown(t, explainPhases(t)), new RegExp(`\\| ${first.step} \\| [^|]+ \\| ${first.accepted}/${first.rollouts} \\| 57 \\| 3 \\| ${first.fineTune.minibatches} \\|`));
   });
 
   it('writes summary.md, three SVG plots and an HTML page', async () => {

@@ -4,6 +4,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { expandRunConfig } from '../../workflows/run-config';
 import { loadTemporalConfig } from '../../temporal.config';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from './env';
 
 function problems(input: unknown): string {
   const r = expandRunConfig(input);
@@ -23,6 +26,18 @@ describe('run config v1', () => {
     assert.equal(a.config.weight.topK, 20);
     assert.equal(a.config.harness.candidatesPerRound, 3);
     assert.equal(a.config.test.samplesPerTask, 8);
+  });
+
+  it('counts RSFT minibatches in calls for a v1 config without the field (recorded runs keep their meaning); the presets count trajectories', () => {
+    const plain = expandRunConfig({ version: 1 });
+    assert.ok(plain.ok);
+    assert.equal(plain.config.weight.minibatchUnit, 'calls');
+    for (const preset of ['demo', 'math-weights-only', 'paper']) {
+      const r = expandRunConfig(JSON.parse(readFileSync(path.join(ROOT, 'presets', `${preset}.json`), 'utf8')));
+      assert.ok(r.ok, preset);
+      assert.equal(r.config.weight.minibatchUnit, 'trajectories', preset);
+    }
+    assert.match(problems({ version: 1, weight: { minibatchUnit: 'tokens' } }), /weight\.minibatchUnit/);
   });
 
   it('gives adaptive runs the paper patience defaults', () => {
