@@ -23,6 +23,14 @@ export const OpenAIRolloutConfig = z.strictObject({
    * tokenizer (e.g. Qwen on vLLM), so the trajectory's ids come from the project tokenizer over the text.
    */
   tokenizer: z.enum(['project', 'foreign']).default('project'),
+  /**
+   * Which request fields the server takes. `vllm` (also whale serve, SGLang): OpenAI's plus top_k,
+   * stop_token_ids, return_token_ids and the other extensions. `openai`: OpenAI's fields only (a strict server
+   * answers 400 to the rest; no top_k). `transformers-serve`: the fields `transformers serve` honours (no n,
+   * logprobs or top_k; top_k goes inside a generation_config built from the model folder's own). The last two
+   * return no token ids, so they need tokenizer `foreign`.
+   */
+  dialect: z.enum(['vllm', 'openai', 'transformers-serve']).default('vllm'),
   /** Environment variable holding the bearer key (none: no Authorization header). */
   apiKeyEnv: z.string().optional(),
   /** Requests in flight at once (one request per sequence; the server batches them). */

@@ -9,6 +9,10 @@
 //     ids as above (chat logprobs.content), and the server's prompt_token_ids are checked against ours;
 //   - tokenizer 'foreign': the ids are the project tokenizer's over the returned text (plus <|end|> when the
 //     model stopped on its own), each server token's logprob on the last byte of its piece.
+// The dialect decides which fields a request carries (vLLM's extensions, OpenAI's fields only, or what
+// `transformers serve` honours); servers that report no stop reason have their stop strings found in the text.
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import { decodeTokens, encodeText, SPECIAL_TOKENS, type GenerateRequest, type GenerateResult, type ModelBackend, type StopReason } from '../model';
 import { parseChatPrompt } from './chat-template';
 import type { OpenAIRolloutConfig } from './config';
@@ -42,6 +46,7 @@ export interface OpenAIBackendOptions {
 /** GET {baseUrl}/models/{model} (or the list) for `max_model_len`; a clear error when the model is not served. */
 export async function fetchMaxContext(config: OpenAIRolloutConfig, model: string, apiKey: string | undefined): Promise<number> {
   if (config.maxContext) return config.maxContext;
+  if (config.dialect === 'transformers-serve') throw new OpenAIBackendError(`transformers serve does not report a model's context: set rollouts.maxContext in ${'WHALE_MODEL_BACKENDS'} (e.g. the model's max_position_embeddings)`, false);
   const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
   const res = await fetch(`${config.baseUrl.replace(/\/$/, '')}/models/${encodeURIComponent(model)}`, { headers, signal: AbortSignal.timeout(config.requestTimeoutMs) }).catch((err: Error) => {
     throw new OpenAIBackendError(`cannot reach the inference server at ${config.baseUrl}: ${err.message}`, true);
@@ -59,9 +64,16 @@ export class OpenAIBackend implements ModelBackend {
   /** Requests answered (for tests and benchmarks). */
   readonly stats = { requests: 0, retries: 0 };
 
+  /** transformers-serve: the model folder's generation config, the base of a request's generation_config. */
+  private folderGenerationConfig: Promise<Record<string, unknown>> | null = null;
+
   constructor(private readonly opts: OpenAIBackendOptions) {
     this.maxContext = opts.maxContext;
     this.fetchImpl = opts.fetchImpl ?? fetch;
+    const c = opts.config;
+    if (c.dialect !== 'vllm' && c.tokenizer === 'project') {
+      throw new OpenAIBackendError(`rollouts.dialect ${c.dialect} returns no token ids: set rollouts.tokenizer to 'foreign' (the trajectory's ids are then the project tokenizer's over the text)`, false);
+    }
   }
 
   async generate(requests: GenerateRequest[]): Promise<GenerateResult[]> {
@@ -77,8 +89,9 @@ export class OpenAIBackend implements ModelBackend {
     return results;
   }
 
-  private body(req: GenerateRequest): Record<string, unknown> {
+  private async body(req: GenerateRequest): Promise<Record<string, unknown>> {
     const c = this.opts.config;
+    if (c.dialect !== 'vllm') return this.plainBody(req);
     const common = {
       model: this.opts.model, max_tokens: req.maxNewTokens, temperature: req.temperature, top_p: req.topP, seed: req.seed, n: 1,
       // vLLM extensions (SGLang takes the same names); -1 switches top-k off in vLLM.
@@ -94,10 +107,36 @@ export class OpenAIBackend implements ModelBackend {
     return { ...common, messages: parseChatPrompt(req.promptTokens), logprobs: true };
   }
 
+  /** OpenAI's own fields (dialect openai), or those `transformers serve` honours (no n, logprobs or top_k). */
+  private async plainBody(req: GenerateRequest): Promise<Record<string, unknown>> {
+    const c = this.opts.config;
+    const input = c.api === 'completions' ? { prompt: decodeTokens(req.promptTokens) } : { messages: parseChatPrompt(req.promptTokens) };
+    const common = { model: this.opts.model, ...input, max_tokens: req.maxNewTokens, temperature: req.temperature, top_p: req.topP, seed: req.seed, ...(req.stopStrings?.length ? { stop: req.stopStrings } : {}) };
+    if (c.dialect === 'openai') {
+      if (req.topK > 0) throw new OpenAIBackendError(`top_k ${req.topK} cannot be sent in the openai dialect (OpenAI's API has no top_k): use dialect vllm or transformers-serve, or sample with topK 0`, false);
+      return { ...common, n: 1, logprobs: c.api === 'completions' ? 0 : true };
+    }
+    if (req.topK <= 0) return common;
+    // transformers serve takes top_k only inside a generation_config, which replaces the model's whole
+    // config (eos ids included): start from the folder's own, so only the sampling changes.
+    return { ...common, generation_config: JSON.stringify({ ...(await this.modelGenerationConfig()), do_sample: req.temperature > 0, top_k: req.topK, temperature: req.temperature, top_p: req.topP }) };
+  }
+
+  private modelGenerationConfig(): Promise<Record<string, unknown>> {
+    const file = path.join(this.opts.model, 'generation_config.json');
+    this.folderGenerationConfig ??= fs.readFile(file, 'utf8').then(
+      (text) => JSON.parse(text) as Record<string, unknown>,
+      (err: Error) => {
+        throw new OpenAIBackendError(`top_k with transformers serve needs the served model folder's generation_config.json readable by this worker (${file}: ${err.message}); or sample with topK 0`, false);
+      },
+    );
+    return this.folderGenerationConfig;
+  }
+
   private async generateOne(req: GenerateRequest): Promise<GenerateResult> {
     const c = this.opts.config;
     const url = `${c.baseUrl.replace(/\/$/, '')}/${c.api === 'completions' ? 'completions' : 'chat/completions'}`;
-    const payload = JSON.stringify(this.body(req));
+    const payload = JSON.stringify(await this.body(req));
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {}) };
     for (let attempt = 0; ; attempt++) {
       try {
@@ -130,10 +169,20 @@ export class OpenAIBackend implements ModelBackend {
 
   private toResult(req: GenerateRequest, choice: Choice, promptIds: number[] | null): GenerateResult {
     const c = this.opts.config;
-    const text = choice.text ?? choice.message?.content ?? '';
+    let text = choice.text ?? choice.message?.content ?? '';
     const serverLogprobs = choice.logprobs?.token_logprobs ?? choice.logprobs?.content?.map((e) => e.logprob) ?? null;
     const stopped = choice.finish_reason === 'stop';
-    const stopReason: StopReason = stopped ? (typeof choice.stop_reason === 'string' ? 'stop-string' : 'stop-token') : 'max-new-tokens';
+    let stopReason: StopReason = stopped ? (typeof choice.stop_reason === 'string' ? 'stop-string' : 'stop-token') : 'max-new-tokens';
+    if (stopped && c.dialect !== 'vllm' && choice.stop_reason == null) {
+      // No stop reason reported: a stop string in the text is what stopped it (cut after its first one, as
+      // include_stop_str_in_output keeps it); otherwise the model's end token.
+      const ends = (req.stopStrings ?? []).map((s) => (text.indexOf(s) >= 0 ? text.indexOf(s) + s.length : Infinity));
+      const end = Math.min(Infinity, ...ends);
+      if (end !== Infinity) {
+        text = text.slice(0, end);
+        stopReason = 'stop-string';
+      }
+    }
     if (c.tokenizer === 'project') {
       if (c.api === 'chat' && promptIds && promptIds.join(',') !== req.promptTokens.join(',')) {
         throw new OpenAIBackendError(`the server's chat template renders a different prompt than the project's (${promptIds.length} vs ${req.promptTokens.length} tokens): use api 'completions' or tokenizer 'foreign'`, false);
