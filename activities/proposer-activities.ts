@@ -5,8 +5,8 @@
 import { cancellationSignal, configError, heartbeatSafe, withHeartbeatTimer } from './activity-context';
 import type { JsonObject } from '../agent/environment';
 import type { DomainInstance } from '../domains/types';
-import { compileHarness } from '../harness-sandbox/compile';
 import type { SandboxPool } from '../harness-sandbox/pool';
+import { sharedValidator } from '../harness-sandbox/validator-pool';
 import type { ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { openArchive, type HarnessArchive } from './archive';
@@ -97,7 +97,12 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
       if (!failure && collected.tampered.length) failure = `proposer modified archive files outside its slots (${collected.tampered.slice(0, 5).join(', ')}); its output is discarded`;
       if (!failure && collected.candidates.length === 0) failure = 'proposer wrote no candidate files';
       const taken = failure ? [] : collected.candidates;
-      if (!failure && taken.every((c) => compileHarness(c.source).syntaxErrors)) failure = `all ${taken.length} candidate(s) have syntax errors (kept as invalid rows)`;
+      if (!failure) {
+        // Compiled in the validator child (limits, a cache the validateHarness calls reuse): a hostile candidate
+        // ends as an invalid row, never as a throw that Temporal would retry or a blocked event loop.
+        const compiled = await withHeartbeatTimer(() => Promise.all(taken.map((c) => sharedValidator().compile(c.source))), { compiling: taken.length });
+        if (compiled.every((c) => !c.ok || c.compiled.syntaxErrors)) failure = `all ${taken.length} candidate(s) have syntax errors or exceed the compiler's limits (kept as invalid rows)`;
+      }
 
       await archive.removeStaleCandidates(input.round, taken.length);
       const candidates: HarnessCandidate[] = [];

@@ -4,6 +4,7 @@
 // Why TypeScript's own transpileModule and not esbuild: it is synchronous and in-process (no service
 // child), deterministic across platforms, reports syntax errors with positions, and hands us the same
 // AST for the static checks; speed does not matter (one compile per candidate, a few milliseconds).
+// Untrusted source is compiled only inside the validator child (validator-pool.ts), under its limits.
 
 import { createHash } from 'node:crypto';
 import ts from 'typescript';
@@ -75,6 +76,8 @@ function staticViolations(sf: ts.SourceFile): HarnessViolation[] {
     }
   }
 
+  // An explicit stack, not recursion: the parser accepts left-deep chains (`a + b + ...`, `x.y.z...`) far
+  // deeper than a recursive walk could follow, and a stack overflow here must not be the author's error.
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node) && !node.importClause?.isTypeOnly && !allowed(node.moduleSpecifier)) {
       flag(node, 'import', `value import from ${node.moduleSpecifier.getText(sf)} is not allowed: use \`import type\` for types; values may come only from ${ALLOWED_IMPORTS.join(', ')}`);
@@ -91,9 +94,15 @@ function staticViolations(sf: ts.SourceFile): HarnessViolation[] {
     } else if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text) && isFreeReference(node)) {
       flag(node, 'global', `\`${node.text}\` is not available: ${FORBIDDEN_GLOBALS.get(node.text)}`);
     }
-    ts.forEachChild(node, visit);
   };
-  visit(sf);
+  const stack: ts.Node[] = [sf];
+  while (stack.length > 0) {
+    const node = stack.pop() as ts.Node;
+    visit(node);
+    const children: ts.Node[] = [];
+    ts.forEachChild(node, (c) => void children.push(c));
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+  }
   return found;
 }
 

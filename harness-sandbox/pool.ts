@@ -6,7 +6,7 @@ import { AgentConfigError, AgentSystemError } from '../agent/errors';
 import type { HarnessManifest, HarnessViolation, HookName } from '../agent/harness-contract';
 import { HOOK_NAMES, checkHarnessConfig, harnessConfigSchema } from '../agent/harness-contract';
 import type { HarnessFailure, HarnessRunner, PhaseCall, PhaseResult } from '../agent/harness-runner';
-import { compileHarness } from './compile';
+import { sharedValidator } from './validator-pool';
 import type { IsolateLimits } from './isolate-harness';
 import { SandboxProcess } from './sandbox-process';
 
@@ -86,7 +86,11 @@ export class SandboxPool {
    * found is listed; `failure` summarises them.
    */
   async loadHarness(source: string, options: { staticChecks?: 'enforce' | 'skip' } = {}): Promise<LoadHarnessResult> {
-    const compiled = compileHarness(source);
+    // Compiled in the validator child under its limits (and once per source): hostile source ends here as a
+    // typed failure (compile-error, timeout, memory-limit), never as a throw or a blocked worker.
+    const checked = await sharedValidator().compile(source);
+    if (!checked.ok) return { ok: false, failure: checked.failure, violations: checked.violations };
+    const compiled = checked.compiled;
     // 'skip' lets the validator check the rest of a file with static findings; the isolate enforces the
     // same rules at run time anyway (no require, no host globals), the static pass only explains them.
     const blocking = options.staticChecks === 'skip' ? compiled.violations.filter((v) => v.where === 'syntax') : compiled.violations;

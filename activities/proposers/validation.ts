@@ -1,6 +1,7 @@
 // Harness validation for the harness phase: the sandbox validator (compile, static rules, types, isolate
 // load, contract, tool parameters), the prompt-only rule, and a smoke run of the hooks through the real
 // sandbox on a few D_harness task views with scripted model texts (no model, so no rollouts are spent).
+// Every failure of the candidate is an invalid row with its reason; nothing here throws for bad source.
 import type { EnvTask, JsonObject, ToolSpec } from '../../agent/environment';
 import { effectiveToolParams } from '../../agent/harness-contract';
 import type { HarnessMessage, TaskView, TurnEvent } from '../../agent/harness-contract';
@@ -45,7 +46,13 @@ export async function validateCandidate(opts: { sandbox: SandboxPool; instance: 
   const violations = v.violations.map((x) => ({ where: x.where, message: x.message, ...(x.line ? { line: x.line } : {}) }));
   if (!v.ok) return fail(v.failure?.kind ?? 'contract-violation', v.failure?.reason ?? violations.map((x) => `${x.where}: ${x.message}`).join('; '), violations);
   if (opts.promptOnlyBase !== null) {
-    const diff = promptOnlyDifferences(opts.promptOnlyBase, opts.source);
+    // Parsed in this process, but only after the validator child compiled the same source within its limits.
+    let diff: string[];
+    try {
+      diff = promptOnlyDifferences(opts.promptOnlyBase, opts.source);
+    } catch (e) {
+      return fail('compile-error', `the prompt-only comparison could not parse the candidate: ${e instanceof Error ? e.message : String(e)}`);
+    }
     if (diff.length) return fail('prompt-only-violation', `prompt-only search may change only systemPrompt and userTemplate; this candidate also changes: ${diff.join(', ')}`);
   }
   const smoke = await smokeRun(opts.sandbox, opts.instance, opts.source);
