@@ -99,15 +99,16 @@ export interface TrainingExample {
  * Builds the fine-tune step's examples from recorded trajectories: keeps trajectories with
  * reward > minReward (0.5 by default, the paper's accept rule) and emits one example per kept model call
  * (a dropped call's text is not what the episode kept, so it is never a target). `callIndex` is the
- * call's index in `modelCalls`, so a dropped call leaves a gap.
+ * call's index in `modelCalls`, so a dropped call leaves a gap. `includeDropped` keeps them too (the
+ * pretraining corpus imitates every teacher turn, errors included).
  */
-export function trainingExamplesFromTrajectories(trajectories: readonly Trajectory[], options: { minReward?: number } = {}): TrainingExample[] {
+export function trainingExamplesFromTrajectories(trajectories: readonly Trajectory[], options: { minReward?: number; includeDropped?: boolean } = {}): TrainingExample[] {
   const minReward = options.minReward ?? 0.5;
   const out: TrainingExample[] = [];
   for (const t of trajectories) {
     if (!(t.reward > minReward)) continue;
     t.modelCalls.forEach((call, callIndex) => {
-      if (!call.kept) return;
+      if (!call.kept && !options.includeDropped) return;
       out.push({
         trajectoryId: t.trajectoryId,
         callIndex,

@@ -135,8 +135,9 @@ export async function buildPretrainCorpus(input: BuildCorpusInput): Promise<Pret
       examples: r.trajectories.reduce((n, t) => n + t.modelCalls.length, 0),
     });
   }
-  // Every demonstration trains, right or wrong: the base policy imitates the teacher's choices, errors included.
-  const examples = mergePrefixExamples(trainingExamplesFromTrajectories(trajectories, { minReward: -1 }));
+  // Every demonstration trains, right or wrong: the base policy imitates the teacher's choices, errors included
+  // (dropped calls too, so the corpus and the committed base policies stay what they were).
+  const examples = mergePrefixExamples(trainingExamplesFromTrajectories(trajectories, { minReward: -1, includeDropped: true }));
   let tokens = 0;
   let weightedTokens = 0;
   let maxExampleTokens = 0;

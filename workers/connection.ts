@@ -35,12 +35,49 @@ export function tlsOptions(config: TemporalConfig): TLSConfig | undefined {
   };
 }
 
-export async function connectWorker(config: TemporalConfig): Promise<NativeConnection> {
-  try {
-    return await NativeConnection.connect({ address: config.address, tls: tlsOptions(config), apiKey: apiKey(config) });
-  } catch (err) {
-    throw new Error(`cannot reach the Temporal server at ${config.address}: ${(err as Error).message}. Start one with \`whale dev\`, or set WHALE_TEMPORAL_ADDRESS.`);
+/** How long a worker waits for its server at start-up, and where it says what it waits for. */
+export interface ConnectWait {
+  /** Keep trying for this long (0: one attempt, as the CLI's client does). */
+  timeoutMs: number;
+  /** Who waits, for the log line (e.g. "model worker"). */
+  who: string;
+  log: (line: string) => void;
+}
+
+/** Errors of reaching the server (refused, reset, DNS, not up yet): worth another try while the server starts. */
+const TRANSIENT = /transport|connect|refused|unavailable|dns|timed? ?out|deadline|reset|broken pipe|not yet|namespace .*not found/i;
+
+/** Retries `attempt` with backoff (0.25 s doubling to 5 s) until it succeeds, the error is not transient, or time is up. */
+export async function retryConnecting<T>(config: TemporalConfig, wait: ConnectWait | undefined, attempt: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const deadline = started + (wait?.timeoutMs ?? 0);
+  let delayMs = 250;
+  let lastLog = -Infinity;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const message = (err as Error).message;
+      const now = performance.now();
+      if (!wait || now >= deadline || !TRANSIENT.test(message)) {
+        const waited = wait && now - started >= 1000 ? ` (waited ${Math.round((now - started) / 1000)} s; --connect-timeout-ms or WHALE_WORKER_CONNECT_TIMEOUT_MS sets how long)` : '';
+        throw new Error(`cannot reach the Temporal server at ${config.address} (namespace ${config.namespace}): ${message}${waited}. Start one with \`whale dev\`, or set WHALE_TEMPORAL_ADDRESS.`, { cause: err });
+      }
+      // Said at once and then every 10 s, so a supervisor's log shows what the worker waits for.
+      if (now - lastLog >= 10_000) {
+        lastLog = now;
+        wait.log(`[whale] ${wait.who} waiting for the Temporal server at ${config.address} (namespace ${config.namespace}): ${message.split('\n')[0].slice(0, 200)}; retrying for up to ${Math.ceil((deadline - now) / 1000)} s more`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delayMs, deadline - now)));
+      delayMs = Math.min(delayMs * 2, 5_000);
+    }
   }
+}
+
+/** A worker's connection; with `wait`, it retries while the server is not up yet (a worker started before it). */
+export async function connectWorker(config: TemporalConfig, wait?: ConnectWait): Promise<NativeConnection> {
+  const tls = tlsOptions(config);
+  return retryConnecting(config, wait, () => NativeConnection.connect({ address: config.address, tls, apiKey: apiKey(config) }));
 }
 
 export async function connectClient(config: TemporalConfig): Promise<Client> {

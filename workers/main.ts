@@ -2,7 +2,7 @@
 // One process per resource and task queue, each its own crash domain.
 import { Runtime, DefaultLogger, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
 import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
-import { connectWorker } from './connection';
+import { connectWorker, retryConnecting, type ConnectWait } from './connection';
 import { createOrchestrationWorker } from './orchestration';
 
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
@@ -20,28 +20,45 @@ function installRuntime(json: boolean): void {
   Runtime.install({ logger, telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 }
 
-export async function createWorker(kind: WorkerKind, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
-  const connection = await connectWorker(config);
-  switch (kind) {
-    case 'orchestration':
-      return { worker: await createOrchestrationWorker(connection, config), close: async () => undefined };
-    case 'model': {
-      // Loaded lazily: the orchestration worker never pays for onnxruntime or the sandbox.
-      const { createModelWorker } = await import('./model');
-      return createModelWorker(connection, config);
-    }
-    case 'proposer': {
-      const { createProposerWorker } = await import('./proposer');
-      return createProposerWorker(connection, config);
-    }
-  }
+/** How long a worker waits for its server at start-up unless told otherwise (a supervisor may start both at once). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 60_000;
+
+/** The start-up wait from --connect-timeout-ms, else WHALE_WORKER_CONNECT_TIMEOUT_MS, else the default. */
+export function connectTimeoutMs(option: string | undefined, env = process.env.WHALE_WORKER_CONNECT_TIMEOUT_MS): number {
+  const [value, source] = option !== undefined ? [option, '--connect-timeout-ms'] : env !== undefined && env !== '' ? [env, 'WHALE_WORKER_CONNECT_TIMEOUT_MS'] : [null, ''];
+  if (value === null) return DEFAULT_CONNECT_TIMEOUT_MS;
+  if (!/^\d+$/.test(value.trim())) throw new Error(`${source} must be a whole number of milliseconds >= 0 (0: fail at once if the server is not up); got '${value}'`);
+  return Number(value.trim());
 }
 
-export async function runWorker(kind: WorkerKind, opts: { json?: boolean } = {}): Promise<void> {
+export async function createWorker(kind: WorkerKind, config: TemporalConfig, wait?: ConnectWait): Promise<{ worker: Worker; close: () => Promise<void> }> {
+  const connection = await connectWorker(config, wait);
+  // The namespace may appear a moment after the server (a supervisor registering it): that is waited for too.
+  return retryConnecting(config, wait, async () => {
+    switch (kind) {
+      case 'orchestration':
+        return { worker: await createOrchestrationWorker(connection, config), close: async () => undefined };
+      case 'model': {
+        // Loaded lazily: the orchestration worker never pays for onnxruntime or the sandbox. \`require\`, not
+        // \`import()\`: the CLI registers tsx's CommonJS hook only, and Node's own import() cannot load './model'.
+        const { createModelWorker } = require('./model') as typeof import('./model');
+        return createModelWorker(connection, config);
+      }
+      case 'proposer': {
+        const { createProposerWorker } = require('./proposer') as typeof import('./proposer');
+        return createProposerWorker(connection, config);
+      }
+    }
+  });
+}
+
+export async function runWorker(kind: WorkerKind, opts: { json?: boolean; connectTimeoutMs?: number } = {}): Promise<void> {
   if (!WORKER_KINDS.includes(kind)) throw new Error(`unknown worker queue '${kind}': use one of ${WORKER_KINDS.join(', ')}`);
+  const timeoutMs = opts.connectTimeoutMs ?? connectTimeoutMs(undefined);
   installRuntime(opts.json ?? process.env.WHALE_LOG_FORMAT === 'json');
   const config = loadTemporalConfig();
-  const { worker, close } = await createWorker(kind, config);
+  const wait: ConnectWait = { timeoutMs, who: `${kind} worker`, log: (line) => process.stderr.write(`${line}\n`) };
+  const { worker, close } = await createWorker(kind, config, wait);
   process.stderr.write(`[whale] ${kind} worker polling '${worker.options.taskQueue}' at ${config.address} (namespace ${config.namespace})\n`);
   try {
     await worker.run();

@@ -49,6 +49,7 @@ export async function createModelWorker(connection: NativeConnection, config: Te
     partialCheckpointEveryMs: env !== undefined && env !== '' ? Number(env) : undefined,
     backends: loadBackendsConfig(),
   });
+  // A failed start (e.g. the namespace does not exist yet, and the caller tries again) must not leak the deps.
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
@@ -58,6 +59,9 @@ export async function createModelWorker(connection: NativeConnection, config: Te
     shutdownGraceTime: config.worker.shutdownGraceTime as `${number}s`,
     identity: `whale-model@${process.pid}`,
     interceptors: { activity: [logContextInterceptor] },
+  }).catch(async (err: unknown) => {
+    await deps.close();
+    throw err;
   });
   return { worker, close: deps.close };
 }

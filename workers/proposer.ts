@@ -28,6 +28,7 @@ export function createProposerWorkerDeps(config: TemporalConfig, env: NodeJS.Pro
 
 export async function createProposerWorker(connection: NativeConnection, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {
   const deps = createProposerWorkerDeps(config);
+  // A failed start (e.g. the namespace does not exist yet, and the caller tries again) must not leak the deps.
   const worker = await Worker.create({
     connection,
     namespace: config.namespace,
@@ -36,6 +37,9 @@ export async function createProposerWorker(connection: NativeConnection, config:
     maxConcurrentActivityTaskExecutions: config.worker.proposerConcurrency,
     shutdownGraceTime: config.worker.shutdownGraceTime as `${number}s`,
     identity: `whale-proposer@${process.pid}`,
+  }).catch(async (err: unknown) => {
+    await deps.close();
+    throw err;
   });
   return { worker, close: deps.close };
 }

@@ -58,6 +58,8 @@ void test('the resampling forced-first-tool harness: the rejected, removed call 
   const examples = trainingExamplesFromTrajectories([t]);
   assert.deepEqual(examples.map((e) => e.callIndex), [1, 2]);
   checkWeights(t, examples);
+  // The pretraining corpus imitates every teacher turn: it asks for the dropped ones too.
+  assert.deepEqual(trainingExamplesFromTrajectories([t], { includeDropped: true }).map((e) => e.callIndex), [0, 1, 2]);
   // The weight-1 tokens are the resampled lookup and the answer, never the rejected first answer.
   const trained = examples.map((e) => e.tokens.filter((_, i) => e.weights[i] === 1));
   assert.deepEqual(trained, ['<lookup>alpha</lookup>', '<answer>K7</answer>'].map((text) => [...encodeText(text), SPECIAL_TOKENS.END]));
@@ -95,6 +97,27 @@ void test('the forced first call on the question: the turn whose text the harnes
   const examples = trainingExamplesFromTrajectories([t]);
   assert.deepEqual(examples.map((e) => e.callIndex), [1]);
   checkWeights(t, examples);
+});
+
+void test('query rewriting is not a harness-made call: the model wrote a tool call, the harness only changed its input', async () => {
+  const hooks = `parseAction(input) {
+      const m = /<lookup>([^<]*)<\\/lookup>/.exec(input.text);
+      if (m) return { state: input.state, action: { kind: 'tool', tool: 'lookup', input: m[1].trim().toLowerCase() } };
+      const a = /<answer>([^<]*)<\\/answer>/.exec(input.text);
+      if (a) return { state: input.state, action: { kind: 'answer', answer: a[1] } };
+      return { state: input.state, action: { kind: 'none', reason: 'no tag' } };
+    },`;
+  const harness = load(harnessSource({}, hooks));
+  const backend = new ScriptedBackend((prompt) => {
+    const last = lastMessage(prompt);
+    if (/code of alpha\?/.test(last)) return '<lookup>ALPHA</lookup>';
+    if (/alpha: K7/.test(last)) return '<answer>K7</answer>';
+    return undefined;
+  });
+  const { trajectories: [t] } = await runEpisodes({ backend, environment: lookupEnv, harness, tasks: [lookupTask('alpha')], samplesPerTask: 1, sampling: SAMPLING, runSeed: 1, step: 0 });
+  assert.equal(t.reward, 1, t.stopDetail);
+  assert.deepEqual(t.turns[0].action, { kind: 'tool', tool: 'lookup', input: 'alpha' });
+  assert.deepEqual(t.modelCalls.map((c) => c.kept), [true, true]);
 });
 
 void test('chess reference harness: replacing the context after every opponent reply keeps every call trained', async () => {
