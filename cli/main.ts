@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { loadTemporalConfig } from '../temporal.config';
 import { expandRunConfig } from '../workflows/run-config';
 import { connectClient } from '../workers/connection';
-import { IMPLEMENTED_WORKER_KINDS, WORKER_KINDS, runWorker, type WorkerKind } from '../workers/main';
+import { DEFAULT_CONNECT_TIMEOUT_MS, IMPLEMENTED_WORKER_KINDS, WORKER_KINDS, connectTimeoutMs, runWorker, type WorkerKind } from '../workers/main';
 import { startDevServer, stopChild } from './dev-server';
 import { describeRun, formatRunTable, formatStatus, listRunRows, runDiskUse } from './status';
 import { PROJECT_ROOT } from './paths';
@@ -104,9 +104,16 @@ export function buildProgram(): Command {
     .description('run one worker against the configured Temporal address')
     .requiredOption('--queue <kind>', `which worker: ${WORKER_KINDS.join(' | ')}`)
     .option('--json-logs', 'log JSON lines')
-    .action(async (opts: { queue: string; jsonLogs?: boolean }) => {
+    .option('--connect-timeout-ms <ms>', `how long to wait for the Temporal server (and namespace) at start-up, retrying with backoff; 0 fails at once (default: WHALE_WORKER_CONNECT_TIMEOUT_MS, else ${DEFAULT_CONNECT_TIMEOUT_MS})`)
+    .action(async (opts: { queue: string; jsonLogs?: boolean; connectTimeoutMs?: string }) => {
       if (!WORKER_KINDS.includes(opts.queue as WorkerKind)) throw new UsageError(`--queue must be one of ${WORKER_KINDS.join(', ')}; got '${opts.queue}'`);
-      await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs });
+      let timeoutMs: number;
+      try {
+        timeoutMs = connectTimeoutMs(opts.connectTimeoutMs);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs, connectTimeoutMs: timeoutMs });
       process.exit(0);
     });
 
