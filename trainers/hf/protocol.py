@@ -147,9 +147,16 @@ def trajectory_of(rec):
 
 
 def minibatch_unit(req):
-    unit = req["hyperparameters"].get("minibatch_unit", req.get("minibatch_unit", "calls"))
+    """What minibatch_size counts: protocol 2 says (hyperparameters.minibatch_unit); protocol 1 means calls."""
+    unit = req["hyperparameters"].get("minibatch_unit")
+    if unit is None:
+        if req["protocol"] != PROTOCOLS[0]:
+            raise RequestError(f"{req['protocol']} needs hyperparameters.minibatch_unit ('trajectories' or 'calls')")
+        return "calls"
     if unit not in ("calls", "trajectories"):
-        raise RequestError(f"minibatch_unit is {unit!r}; use 'calls' or 'trajectories'")
+        raise RequestError(f"hyperparameters.minibatch_unit is {unit!r}; use 'calls' or 'trajectories'")
+    if unit == "trajectories" and req["protocol"] == PROTOCOLS[0]:
+        raise RequestError(f"{PROTOCOLS[0]} minibatches count model calls; send {PROTOCOLS[1]} for minibatch_unit 'trajectories'")
     return unit
 
 
