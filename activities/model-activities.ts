@@ -118,14 +118,14 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
         sampling: input.sampling, runSeed: input.seed, step: input.step, label: `rollouts step ${input.step}`,
       });
       const ref = await deps.store.put('trajectories', trajectoriesToJsonl(trajectories));
-      const scored = trajectories.filter((t) => t.stopReason !== 'harness-failure');
+      const signal = patienceSignal(trajectories);
       const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
       return {
         trajectories: ref,
         promptIds: tasks.map((t) => t.id),
         rollouts: trajectories.length,
-        scored: scored.length,
-        meanReward: scored.length ? scored.reduce((a, t) => a + t.reward, 0) / scored.length : null,
+        scored: signal.scored,
+        meanReward: signal.meanReward,
         accepted: accepted.length,
         distinctAcceptedPrompts: new Set(accepted.map((t) => t.taskId)).size,
         tokens: trajectories.reduce((a, t) => a + t.tokenCounts.generated, 0),
@@ -183,6 +183,18 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       return result;
     },
   };
+}
+
+/**
+ * The weight-patience signal of a rollout batch: the mean reward over ALL its rollouts, a harness failure
+ * counting 0 (the paper averages the score over every rollout; the harness is part of the agent being
+ * trained). Only a batch where every rollout was a harness failure has no signal (null): it measured nothing
+ * about the weights, and the patience rule treats it as missing (docs/method.md, "Missing signal").
+ */
+export function patienceSignal(trajectories: readonly Pick<Trajectory, 'stopReason' | 'reward'>[]): { scored: number; meanReward: number | null } {
+  const scored = trajectories.filter((t) => t.stopReason !== 'harness-failure').length;
+  if (scored === 0) return { scored, meanReward: null };
+  return { scored, meanReward: trajectories.reduce((a, t) => a + t.reward, 0) / trajectories.length };
 }
 
 function resumeDetails(): unknown {

@@ -62,7 +62,7 @@ export interface RolloutBatchResult {
   rollouts: number;
   /** Rollouts that ran to a verdict; 0 means the signal is missing. */
   scored: number;
-  /** Mean reward over scored rollouts (the weight-patience signal); null when nothing was scored. */
+  /** Mean reward over all rollouts, harness failures counting 0 (the weight-patience signal); null when nothing was scored. */
   meanReward: number | null;
   accepted: number;
   distinctAcceptedPrompts: number;

@@ -3,8 +3,9 @@
 // wrote. A mismatch means the audit and the run disagree: it is reported, never hidden.
 import {
   epochsToSteps, initialHarnessPatience, initialWeightPatience, observeHarnessRound, observeWeightStep, paretoFrontier,
-  selectAccepted, stepsPerEpoch as computeStepsPerEpoch, type CandidateScore,
+  selectAccepted, skipHarnessRound, stepsPerEpoch as computeStepsPerEpoch, type CandidateScore,
 } from '../workflows/decisions';
+import { SKIP_UNSCORED_ROUNDS_PATCH } from '../workflows/patches';
 import { Switching, type RunConfig } from '../workflows/run-config';
 import { stageAt } from '../workflows/whale-run-plan';
 import type { HarnessPhaseFact, Timeline } from './timeline';
@@ -105,12 +106,16 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
       let rule = `${rounds} proposal rounds`;
       if (policy.kind === 'patience' && plan.length === 'switching') {
         let hp = initialHarnessPatience();
+        // The workflow skips the patience check on rounds that scored nothing once it runs the patched code.
+        const skipsUnscored = t.patches.some((p) => p.id === SKIP_UNSCORED_ROUNDS_PATCH && p.atHarnessPhase <= harnessIdx - 1);
         for (let r = 1; r <= rounds; r++) {
           const best = Math.max(...scores.filter((c) => (phase.rows.find((row) => row.name === c.id)?.round ?? 0) <= r).map((c) => c.successRate));
-          const o = observeHarnessRound(hp, best, {
+          const hParams = {
             minProposalRounds: policy.harnessMinProposalRounds, patienceRounds: policy.harnessPatienceRounds,
             maxProposalRounds: policy.harnessMaxProposalRounds, stopAtScore: policy.harnessStopAtScore,
-          });
+          };
+          const scoredRound = phase.rows.some((row) => row.round === r && row.status === 'evaluated');
+          const o = skipsUnscored && !scoredRound ? skipHarnessRound(hp, best, hParams) : observeHarnessRound(hp, best, hParams);
           hp = o.state;
           trace.push(`round ${r}: ${o.decision.rule}`);
           if (o.decision.shouldStop) rule = o.decision.rule;

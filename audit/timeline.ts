@@ -64,6 +64,8 @@ export interface Timeline {
   summary: RunSummary | null;
   /** Phase records as the workflow wrote them (from the result, or the last continue-as-new state). */
   recordedPhases: PhaseRecord[];
+  /** Workflow patches (patched() markers) by id, with the number of harness phases finalized before each. */
+  patches: Array<{ id: string; atHarnessPhase: number }>;
 }
 
 function decode(p: Payloads): unknown[] {
@@ -74,7 +76,7 @@ function decode(p: Payloads): unknown[] {
 export function buildTimeline(workflowId: string, histories: History[]): Timeline {
   const t: Timeline = {
     workflowId, runs: histories.length, input: undefined, config: null, splitSizes: null, steps: [], tests: [], harnessPhases: [], messages: [],
-    searchRollouts: 0, status: 'running', failure: null, summary: null, recordedPhases: [],
+    searchRollouts: 0, status: 'running', failure: null, summary: null, recordedPhases: [], patches: [],
   };
   let training = 0;
   for (const history of histories) {
@@ -115,6 +117,12 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
           const input = act.input as { archiveKey: string; rows: ArchiveRow[]; accepted: string; frontier: string[] };
           t.harnessPhases.push({ ...input, atRollouts: training + t.searchRollouts });
         }
+      }
+      const marker = e.markerRecordedEventAttributes;
+      if (marker?.markerName === 'core_patch') {
+        // The SDK records { id, deprecated } under the detail key 'patch-data'.
+        const data = decode(marker.details?.['patch-data'])[0] as { id?: unknown } | undefined;
+        if (typeof data?.id === 'string') t.patches.push({ id: data.id, atHarnessPhase: t.harnessPhases.length });
       }
       const sig = e.workflowExecutionSignaledEventAttributes;
       if (sig) t.messages.push({ kind: 'signal', name: sig.signalName ?? '', args: decode(sig.input), atWeightStep: t.steps.length, stepInFlight: inFlight.size > 0 });

@@ -1,14 +1,17 @@
 // One round of a harness phase (Meta-Harness): round 0 re-scores the incoming harness under the current
 // weights; each proposal round asks the proposer for M candidates, validates them, scores the valid ones
 // on D_harness, and applies the accept rule, frontier and patience from workflows/decisions.
-import { ActivityFailure, ApplicationFailure, log, workflowInfo } from '@temporalio/workflow';
-import { harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, paretoFrontier, selectAccepted, type CandidateScore } from './decisions';
+import { ActivityFailure, ApplicationFailure, log, patched, workflowInfo } from '@temporalio/workflow';
+import {
+  harnessStopsAfterRound0, initialHarnessPatience, observeHarnessRound, paretoFrontier, selectAccepted, skipHarnessRound, type CandidateScore,
+} from './decisions';
 import type { ArchiveRow, HarnessCandidate } from '../activities/types';
 import type { HarnessPhase, RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
 import { logContext } from './run-log';
 import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-run-plan';
 import { evaluateOnTest } from './test-eval';
+import { SKIP_UNSCORED_ROUNDS_PATCH } from './patches';
 
 const INCOMING = 'incoming';
 
@@ -79,7 +82,12 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
     if (round >= planned) stopRule = `${plan?.length === 'budget' ? 'round budget' : 'fixed schedule'}: ${round} proposal rounds done of ${planned}`;
     phase.lastRule = `round ${round}: ${reason}`;
   } else if (params) {
-    const observed = observeHarnessRound(phase.patience, bestSuccess, params);
+    // A round that scored no candidate (proposer failed, nothing written, all invalid) is counted but not
+    // judged, as in the reference release; histories recorded before this rule replay on the old path.
+    const scored = phase.rows.some((r) => r.round === round && r.status === 'evaluated');
+    const observed = !scored && patched(SKIP_UNSCORED_ROUNDS_PATCH)
+      ? skipHarnessRound(phase.patience, bestSuccess, params)
+      : observeHarnessRound(phase.patience, bestSuccess, params);
     phase.patience = observed.state;
     phase.lastRule = `round ${round}: ${observed.decision.rule}; ${reason}`;
     if (observed.decision.shouldStop) stopRule = observed.decision.rule;

@@ -4,8 +4,17 @@
 import type { RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
 
+function pairKey(state: RunState): string {
+  return `${state.checkpoint.sha256}:${state.harness.sha256}`;
+}
+
+/** True when the latest test evaluation already scored the current (checkpoint, harness) pair. */
+export function currentPairEvaluated(state: RunState): boolean {
+  return state.lastEvalKey === pairKey(state) && state.tests.evaluations.length > 0;
+}
+
 export async function evaluateOnTest(state: RunState, acts: Acts, label: string, opts: { countsForBest: boolean }): Promise<number> {
-  const key = `${state.checkpoint.sha256}:${state.harness.sha256}`;
+  const key = pairKey(state);
   const previous = state.tests.evaluations[state.tests.evaluations.length - 1];
   if (state.lastEvalKey === key && previous) {
     if (opts.countsForBest) record(state, label, previous.meanAt8);

@@ -1,13 +1,14 @@
 // One weight step of a weight phase (online RSFT): rollouts from the persistent sampler under the current
 // harness, one fine-tune step on the accepted trajectories, the patience signal, periodic test evaluation,
 // and the end-of-phase decision under the current switching policy.
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import { initialWeightPatience, observeWeightStep, runBudgetReached, testEvalDue } from './decisions';
 import type { RunState, WeightPhase } from './run-state';
 import type { Acts } from './whale-run-activities';
 import { logContext } from './run-log';
 import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } from './whale-run-plan';
-import { evaluateOnTest } from './test-eval';
+import { currentPairEvaluated, evaluateOnTest } from './test-eval';
+import { TEST_AT_ADAPTIVE_STOP_PATCH } from './patches';
 
 export function startWeightPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
@@ -65,7 +66,15 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   }
   if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached: ${state.weightStepsDone}/${config.budget.totalWeightSteps} weight steps, ${state.ledger.training + state.ledger.search} rollouts`);
   if (state.control.stop) return endWeightPhase(state, phase, 'stopped on request');
-  if (switchRule) return endWeightPhase(state, phase, switchRule);
+  if (switchRule) {
+    // The reference's trainer validates at the last step of every weight phase; an adaptive stop can fall
+    // between cadence steps, so the pair it hands to the harness phase is evaluated (runs recorded before
+    // this rule replay without it).
+    if (!currentPairEvaluated(state) && patched(TEST_AT_ADAPTIVE_STOP_PATCH)) {
+      await evaluateOnTest(state, acts, `weight-phase-${phase.index}-end`, { countsForBest: true });
+    }
+    return endWeightPhase(state, phase, switchRule);
+  }
   const fixedSteps = fixedWeightPhaseSteps(config, state.stepsPerEpoch);
   if (fixedSteps !== null && stageAt(config, state.stage)?.length === 'switching' && phase.stepsInPhase >= fixedSteps) {
     return endWeightPhase(state, phase, `fixed schedule: ${phase.stepsInPhase} steps = E ${config.switching.kind === 'fixed' ? config.switching.weightEpochs : '?'} epochs x ${state.stepsPerEpoch} steps/epoch`);

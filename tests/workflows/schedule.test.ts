@@ -96,13 +96,15 @@ describe('adaptive patience', () => {
       for (let round = 1; round <= expectedRounds; round++) candidateScores[`harness-phase-${phase}/r${round}-c1`] = { successRate: harnessScores[round], meanTurns: 2 };
     }
     const phasesCount = expectedWeightEnds.length * 2 - 1;
-    const { summary, assertFullyUsed } = await runToEnd(q, testConfig(q, {
+    // A patience stop between cadence steps (every 10 steps here) gets its own test evaluation.
+    const stopsOffCadence = expectedWeightEnds.slice(0, -1).map((end, i) => ({ end, phase: i + 1 })).filter((e) => e.end % 10 !== 0);
+    const { summary, calls, assertFullyUsed } = await runToEnd(q, testConfig(q, {
       method: 'whale-adaptive',
       switching: { kind: 'patience', windowEpochs: 0.3, burnInEpochs: 0.3, patienceEpochs: 0.3, harnessMinProposalRounds: 2, harnessPatienceRounds: 1, harnessMaxProposalRounds: 4 },
       harness: { candidatesPerRound: 1 }, budget: { totalWeightSteps: rewards.length },
     }), {
       splitSizes: { weight: 100, harness: 8, test: 4 }, rewards,
-      testScores: Array.from({ length: 1 + (expectedWeightEnds.length - 1) + 2 }, (_, i) => i / 10),
+      testScores: Array.from({ length: 1 + (expectedWeightEnds.length - 1) + stopsOffCadence.length + 2 }, (_, i) => i / 10),
       candidateScores,
     }, 'patience-1');
     assertFullyUsed();
@@ -111,6 +113,8 @@ describe('adaptive patience', () => {
     for (const p of summary.phases.filter((x) => x.kind === 'harness')) assert.equal(p.proposalRounds, expectedRounds);
     assert.ok(expectedWeightEnds.length >= 2, 'the script must make the weight rule fire at least once');
     assert.match(summary.phases[0].rule, /^switch: /);
+    const labels = calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail);
+    assert.deepEqual(labels.filter((l) => l.startsWith('weight-phase-')), stopsOffCadence.map((e) => `weight-phase-${e.phase}-end`));
   });
 });
 

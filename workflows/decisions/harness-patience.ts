@@ -84,6 +84,35 @@ export function observeHarnessRound(
 }
 
 /**
+ * Counts a proposal round that produced no scored candidate (the proposer failed or wrote nothing, or every
+ * candidate was invalid) without checking patience on it, as the reference release does: the round counts
+ * toward the minimum, the rounds since the last best and the hard cap, but only the cap can stop the phase
+ * on it (the archive gained nothing to judge). No best is registered here: while the phase has none, the
+ * next scored round sets it, as in the reference. `bestSuccessInArchive` only fills the decision's number.
+ */
+export function skipHarnessRound(
+  state: HarnessPatienceState,
+  bestSuccessInArchive: number,
+  params: HarnessPatienceParams,
+): { state: HarnessPatienceState; decision: HarnessRoundDecision } {
+  assertHarnessPatienceParams(params);
+  assertRate(bestSuccessInArchive, 'bestSuccessInArchive');
+  const proposalRound = state.proposalRounds + 1;
+  const roundsSinceBest = state.best === null ? state.roundsSinceBest : state.roundsSinceBest + 1;
+  const bestSuccess = state.best ?? bestSuccessInArchive;
+  const reachedCap = proposalRound >= params.maxProposalRounds;
+  const why = `proposal round ${proposalRound} scored no candidate, patience not checked`;
+  const best = state.best === null ? 'no phase best yet' : `best success ${formatNumber(state.best)}`;
+  const rule = reachedCap
+    ? `stop: ${why}; ${proposalRound} proposal rounds >= hard cap ${params.maxProposalRounds}; ${best}`
+    : `continue: ${why}; ${best}`;
+  return {
+    state: { proposalRounds: proposalRound, best: state.best, roundsSinceBest },
+    decision: { proposalRound, bestSuccess, newBest: false, roundsSinceBest, shouldStop: reachedCap, rule },
+  };
+}
+
+/**
  * Whether a harness phase can skip proposals after round 0: the cap allows none, or the re-scored incoming
  * harness already reaches stopAtScore. (A fixed schedule with I = 1 is the workflow's own check.)
  */
