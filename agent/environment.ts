@@ -42,6 +42,9 @@ export interface ToolSpec {
   description: string;
   /** Parameters a harness may set in `toolParams[name]`; the loop clamps nothing: out of range is invalid. */
   params: Record<string, ToolParamSpec>;
+  /** A tool that computes (a calculator): its result counts as harness-written unless its input is in the
+   * model's turn or the task's question (the loop's no-injection check, agent/provenance.ts). */
+  computes?: boolean;
 }
 
 /** A tool call as the loop executes it: the model's input text plus the harness's parameter values. */
@@ -117,6 +120,16 @@ export interface DomainEnvironment<Hidden = unknown, State extends JsonValue = J
    * normalize(text the model generated in that turn); otherwise the answer is a contract violation.
    */
   normalizeAnswer(text: string): string;
+
+  /** The shape of a bare answer (a number, a UCI move), for harnesses that list the `token` answer form. */
+  readonly answerPattern?: RegExp;
+
+  /**
+   * The no-grading check's alternative to the model's (normalised) answer in this state: the reference if
+   * `answer` is wrong, a wrong value of the same shape if it is right. Without it the loop shifts the
+   * answer's digits and letters, which catches a harness that tells two answers apart but not a grader.
+   */
+  alternativeAnswer?(task: EnvTask<Hidden>, state: State, answer: string): string;
 
   /**
    * The verifier R(task, final state) in {0, 1}. Called by the loop once, at the end of an episode,

@@ -76,6 +76,7 @@ export const harnessConfigSchema = z.strictObject({
   maxTurns: z.number().int().min(1).max(HARNESS_LIMITS.maxTurns),
   retryBudgets: z.strictObject({ formatErrors: budget, illegalActions: budget }),
   toolParams: z.record(z.string(), z.record(z.string(), z.number().finite())),
+  answerForms: z.array(z.enum(['boxed', 'token'])).max(2).optional(),
 });
 
 export { jsonObjectSchema, jsonValueSchema, messagesSchema };

@@ -108,6 +108,11 @@ export interface HarnessHooks {
   shouldStop?(input: ShouldStopInput): ShouldStopOutput;
 }
 
+/** Answer spans besides `<answer>...</answer>` that a harness may accept (the loop extracts them, see
+ * agent/provenance.ts): the last balanced `\boxed{...}`, or the single token matching the environment's
+ * answer pattern (a UCI move, a number). */
+export type AnswerForm = 'boxed' | 'token';
+
 /** The data part of a harness: prompts, limits, budgets and tool parameters. */
 export interface HarnessConfig {
   /** Short identifier for archives and traces. */
@@ -122,6 +127,8 @@ export interface HarnessConfig {
   retryBudgets: { formatErrors: number; illegalActions: number };
   /** Per tool, values for the tool's declared parameters (e.g. `{ search: { topK: 3, docChars: 400 } }`). */
   toolParams: Record<string, Record<string, number>>;
+  /** Answer spans accepted when the turn has no `<answer>` tag (default: none). Listed here, statically. */
+  answerForms?: AnswerForm[];
 }
 
 /** A harness module's default export. */

@@ -17,6 +17,9 @@ import { runPhase } from './harness-phases';
 import type { Episode } from './episode';
 import { appendMessages, assistantContent, endEpisode, endWithFailure, newEpisode, replaceMessages, taskView, toTrajectory } from './episode';
 import { executeAction } from './execute-action';
+import { describeTools } from './harness-defaults';
+import type { AnswerSpan, AnswerSwap } from './provenance';
+import { EpisodeProvenance, extractAnswerSpan, mapStrings, perturbAnswer, sameUpToAnswer, stringLeaves, swapSpan, tagBodies } from './provenance';
 import { deriveSeed } from './seeds';
 import type { Trajectory } from './trajectory';
 
@@ -85,6 +88,11 @@ class RolloutBatch<Hidden> {
   private readonly manifest: HarnessManifest;
   private readonly tools: ToolSpec[];
   private readonly stopStrings: string[];
+  /** Per episode: what its prompts showed and which texts are trusted (the no-injection check). */
+  private readonly provenance = new Map<Episode<Hidden>, EpisodeProvenance>();
+  /** This turn's answer span per generating episode, and the no-grading comparisons left for `react`. */
+  private readonly spans = new Map<Episode<Hidden>, AnswerSpan | null>();
+  private readonly swaps = new Map<Episode<Hidden>, AnswerSwap>();
 
   constructor(private readonly input: RunEpisodesInput<Hidden>) {
     this.env = input.environment;
@@ -188,9 +196,10 @@ class RolloutBatch<Hidden> {
     return { generating, texts };
   }
 
-  /** Parses every generating episode's action (a batched harness call only if it overrides parsing). */
-  parse(generating: Episode<Hidden>[], texts: string[]): Promise<Array<ParseActionOutput | null>> {
-    return this.phase(
+  /** Parses every generating episode's action (a batched harness call only if it overrides parsing), then
+   * runs the no-grading check on turns whose answer span the harness did not submit. */
+  async parse(generating: Episode<Hidden>[], texts: string[]): Promise<Array<ParseActionOutput | null>> {
+    const parsed = await this.phase(
       generating,
       (ep, i) => ({
         phase: 'parse',
@@ -198,6 +207,65 @@ class RolloutBatch<Hidden> {
       }),
       (o) => ('action' in o ? o : null),
     );
+    await this.checkNoGrading(generating, texts, parsed);
+    return parsed;
+  }
+
+  /** An episode's provenance record, trusting the harness's literal prompts and the visible task from the start. */
+  private provenanceOf(ep: Episode<Hidden>): EpisodeProvenance {
+    let p = this.provenance.get(ep);
+    if (!p) {
+      p = new EpisodeProvenance(ep.task.question, (s) => this.env.normalizeAnswer(s));
+      const c = this.manifest.config;
+      p.trust(c.systemPrompt, c.userTemplate, describeTools(this.tools), ...this.tools.map((t) => t.description), ...stringLeaves(ep.task.view));
+      this.provenance.set(ep, p);
+    }
+    return p;
+  }
+
+  /**
+   * Records what each model call saw and wrote, extracts its answer span, and, where the span holds an
+   * answer of the domain's shape that parseAction did not submit, parses the turn again with the span
+   * swapped for the alternative (the reference if wrong, a wrong value if right): the two outputs must be
+   * equal up to the answer, or the harness graded the answer (a contract violation).
+   */
+  private async checkNoGrading(generating: Episode<Hidden>[], texts: string[], parsed: Array<ParseActionOutput | null>): Promise<void> {
+    this.swaps.clear();
+    const pending: Array<{ i: number; swap: Omit<AnswerSwap, 'swappedState'> }> = [];
+    const pattern = this.env.answerPattern;
+    const shaped = pattern ? new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace('g', '')) : null;
+    generating.forEach((ep, i) => {
+      const evidence = this.provenanceOf(ep);
+      evidence.trust(...stringLeaves(this.env.observe(ep.task, ep.envState)));
+      evidence.saw(ep.messages.slice(0, -1));
+      // The turn's own text is trusted only for later prompts (`saw` moved the clock past this one).
+      evidence.trust(texts[i], ...tagBodies(texts[i]));
+      const span = extractAnswerSpan(texts[i], this.manifest.config.answerForms, pattern);
+      this.spans.set(ep, span);
+      const out = parsed[i];
+      if (!out || !span || out.action.kind === 'answer' || this.env.normalizeAnswer(span.text) === '' || (shaped && !shaped.test(span.text))) return;
+      const alternative = this.env.alternativeAnswer?.(ep.task, ep.envState, this.env.normalizeAnswer(span.text)) ?? perturbAnswer(span.text);
+      pending.push({ i, swap: { span, alternative, swappedText: swapSpan(texts[i], span, alternative) } });
+    });
+    if (pending.length === 0) return;
+    const eps = pending.map((p) => generating[p.i]);
+    const again = this.manifest.hooks.includes('parseAction')
+      ? await this.phase(
+          eps,
+          (ep, j) => ({ phase: 'parse', input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: pending[j].swap.swappedText, tools: this.tools, observation: this.env.observe(ep.task, ep.envState) } }),
+          (o) => ('action' in o ? o : null),
+        )
+      : pending.map((p) => parsed[p.i]);
+    const reacts = this.manifest.hooks.includes('feedback') || this.manifest.hooks.includes('shouldStop');
+    pending.forEach(({ i, swap }, j) => {
+      const ep = generating[i];
+      const b = again[j];
+      if (!b || !sameUpToAnswer(parsed[i], b, [swap.span.text, swap.alternative])) {
+        const detail = ep.done ? ` (it failed: ${ep.stopDetail})` : '';
+        endWithFailure(ep, { kind: 'contract-violation', hook: 'parseAction', reason: `parseAction returned something else when the model's answer ${JSON.stringify(swap.span.text.slice(0, 80))} was ${JSON.stringify(swap.alternative.slice(0, 80))}${detail}: a harness may not grade answers` });
+        parsed[i] = null;
+      } else if (reacts) this.swaps.set(ep, { ...swap, swappedState: b.state });
+    });
   }
 
   /** Executes actions (tools concurrently); returns the episodes that go on, each with its event. */
@@ -207,7 +275,8 @@ class RolloutBatch<Hidden> {
         const parsed = actions[i];
         if (!parsed) return null;
         ep.harnessState = parsed.state;
-        return executeAction(ep, parsed.action, texts[i], this.env, this.manifest.config, this.tools);
+        const checks = { span: this.spans.get(ep) ?? null, evidence: this.provenanceOf(ep), defaultParser: !this.manifest.hooks.includes('parseAction') };
+        return executeAction(ep, parsed.action, texts[i], this.env, this.manifest.config, this.tools, checks);
       }),
     );
     const continuing: Array<{ ep: Episode<Hidden>; event: TurnEvent }> = [];
@@ -232,6 +301,7 @@ class RolloutBatch<Hidden> {
       }),
       (o) => ('stop' in o ? o : null),
     );
+    await this.checkSwappedReactions(continuing, reacted);
     reacted.forEach((out, i) => {
       const ep = eps[i];
       if (!out) return;
@@ -243,6 +313,36 @@ class RolloutBatch<Hidden> {
       if (appended) appendMessages(ep, next.slice(prev.length));
       else replaceMessages(ep, next);
       if (out.stop.stop) endEpisode(ep, 'stop-rule', out.stop.reason ?? 'the harness stop rule fired');
+    });
+  }
+
+  /**
+   * The no-grading check's second half: feedback and the stop rule must also react the same way (up to the
+   * answer) when the turn's answer span held the alternative answer. A violator's reaction is discarded.
+   */
+  private async checkSwappedReactions(continuing: Array<{ ep: Episode<Hidden>; event: TurnEvent }>, reacted: Array<ReactPhaseOutput | null>): Promise<void> {
+    const idx = continuing.map((c, i) => (this.swaps.has(c.ep) && reacted[i] ? i : -1)).filter((i) => i >= 0);
+    if (idx.length === 0) return;
+    const eps = idx.map((i) => continuing[i].ep);
+    const again = await this.phase(
+      eps,
+      (ep, j) => {
+        const swap = this.swaps.get(ep)!;
+        const swapped = (s: string) => s.split(swap.span.text).join(swap.alternative);
+        const messages = ep.messages.map((m, k) => (k === ep.messages.length - 1 && m.role === 'assistant' ? { ...m, content: swap.swappedText } : m));
+        const event = mapStrings(continuing[idx[j]].event, swapped);
+        return { phase: 'react', input: { task: taskView(ep.task), state: swap.swappedState, turn: ep.turn - 1, event, messages, tools: this.tools, observation: this.env.observe(ep.task, ep.envState) } };
+      },
+      (o) => ('stop' in o ? o : null),
+    );
+    idx.forEach((i, j) => {
+      const ep = eps[j];
+      const swap = this.swaps.get(ep)!;
+      const b = again[j];
+      if (b && sameUpToAnswer(reacted[i], b, [swap.span.text, swap.alternative])) return;
+      const detail = ep.done ? ` (it failed: ${ep.stopDetail})` : '';
+      endWithFailure(ep, { kind: 'contract-violation', hook: 'feedback', reason: `feedback or shouldStop reacted differently when the model's answer ${JSON.stringify(swap.span.text.slice(0, 80))} was ${JSON.stringify(swap.alternative.slice(0, 80))}${detail}: a harness may not grade answers` });
+      reacted[i] = null;
     });
   }
 

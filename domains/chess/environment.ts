@@ -7,6 +7,7 @@
 import { Chess } from 'chess.js';
 import type { DomainEnvironment, JsonObject, SubmitResult, ToolResult } from '../../agent/environment';
 import { compactBoard, legalUciMoves, legalUciMovesMarked, UCI_PATTERN } from './rules';
+import { perturbAnswer } from '../../agent/provenance';
 import { normalizeMoveText, sideToMove, startFen, type ChessReference, type ChessTask } from './tasks';
 
 export type ChessState = {
@@ -90,6 +91,21 @@ export function createChessEnvironment(): DomainEnvironment<ChessReference, Ches
     },
 
     normalizeAnswer: normalizeMoveText,
+    answerPattern: /[a-h][1-8][a-h][1-8][qrbn]?/,
+
+    alternativeAnswer(task: ChessTask, state: ChessState, answer: string): string {
+      const reference = task.hidden.line[state.ply] ?? '';
+      const chess = new Chess(state.fen);
+      const mates = (m: string): boolean => {
+        const c = new Chess(state.fen);
+        c.move({ from: m.slice(0, 2), to: m.slice(2, 4), promotion: m[4] });
+        return c.isCheckmate();
+      };
+      const legal = legalUciMoves(chess);
+      const right = answer === reference || (legal.includes(answer) && mates(answer));
+      if (!right) return reference;
+      return legal.find((m) => m !== answer && m !== reference && !mates(m)) ?? perturbAnswer(answer);
+    },
 
     verify(_task: ChessTask, finalState: ChessState): 0 | 1 {
       return finalState.status === 'solved' ? 1 : 0;

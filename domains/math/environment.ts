@@ -2,7 +2,7 @@
 // every calculator call and the answer, so traces show whether the model used the tool (a learnable
 // choice) and whether it copied the operands right (a presentation problem a harness can attack).
 import type { DomainEnvironment, EnvTask, JsonObject, SubmitResult, ToolCall, ToolResult, ToolSpec } from '../../agent/environment';
-import { evaluateExpression } from './calculator';
+import { evaluateExpression, formatNumber } from './calculator';
 import type { MathReference } from './generator';
 import { normalizeMathText, verifyMathAnswer } from './verifier';
 
@@ -15,6 +15,8 @@ export const CALC_TOOL: ToolSpec = {
   name: 'calc',
   description: 'calc(expression): evaluates arithmetic with + - * / and parentheses, e.g. <calc>(12+7)*3</calc>',
   params: {},
+  // It computes: a harness that rewrites the model's expression into the problem's would write the answer.
+  computes: true,
 };
 
 export function createMathEnvironment(): DomainEnvironment<MathReference, MathState> {
@@ -46,6 +48,12 @@ export function createMathEnvironment(): DomainEnvironment<MathReference, MathSt
     },
 
     normalizeAnswer: normalizeMathText,
+    answerPattern: /-?\d+(?:\.\d+)?/,
+
+    alternativeAnswer(task: EnvTask<MathReference>, _state: MathState, answer: string): string {
+      const right = verifyMathAnswer(answer, task.hidden).reward === 1;
+      return formatNumber(right ? task.hidden.answer + 1 : task.hidden.answer);
+    },
 
     verify(task: EnvTask<MathReference>, finalState: MathState): 0 | 1 {
       return verifyMathAnswer(finalState.answer, task.hidden).reward;

@@ -2,7 +2,8 @@
 // normalised-exact-match verifier. The state records every query, what it returned and the answer, so a
 // trajectory shows what was retrieved (the retrieval hit rate is a harness-search signal).
 import type { DomainEnvironment, EnvTask, JsonObject, SubmitResult, ToolCall, ToolResult, ToolSpec } from '../../agent/environment';
-import { normalizeTextAnswer } from '../common/normalize';
+import { normalizeTextAnswer, textAnswersMatch } from '../common/normalize';
+import { perturbAnswer } from '../../agent/provenance';
 import type { Bm25Index } from './bm25';
 import type { QaReference } from './corpus';
 import { verifyQaAnswer } from './verifier';
@@ -57,6 +58,11 @@ export function createSearchQaEnvironment(index: Bm25Index): DomainEnvironment<Q
     },
 
     normalizeAnswer: normalizeTextAnswer,
+
+    alternativeAnswer(task: EnvTask<QaReference>, _state: QaState, answer: string): string {
+      const reference = task.hidden.answers[0] ?? '';
+      return textAnswersMatch(answer, task.hidden.answers) ? perturbAnswer(reference) : reference;
+    },
 
     verify(task: EnvTask<QaReference>, finalState: QaState): 0 | 1 {
       return verifyQaAnswer(finalState.answer, task.hidden).reward;

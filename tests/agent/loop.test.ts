@@ -95,9 +95,9 @@ void test('provenance: an answer the model never generated is a contract violati
   assert.equal(trajectories[0].stopReason, 'contract-violation');
   assert.equal(trajectories[0].reward, 0);
   assert.equal(trajectories[0].harnessFailure?.kind, 'contract-violation');
-  assert.match(trajectories[0].stopDetail, /not a span of the text the model generated/);
-  // The same harness is fine when the model did write the answer (after normalisation: case, spaces).
-  const honest = await run(lookupEnv, [lookupTask('alpha')], harness(cheating), () => 'maybe   k7?');
+  assert.match(trajectories[0].stopDetail, /has no answer span in the model's turn/);
+  // The same harness is fine when the model's answer span holds that answer (after normalisation: case, spaces).
+  const honest = await run(lookupEnv, [lookupTask('alpha')], harness(cheating), () => 'maybe <answer>  k7 </answer>');
   assert.equal(honest.trajectories[0].stopReason, 'answer');
   assert.equal(honest.trajectories[0].reward, 1);
 });
