@@ -16,6 +16,7 @@ import type {
 import type { ModelResources } from './model-resources';
 import { runFineTuneStep } from './fine-tune';
 import { decodeCheckpoint } from '../model/checkpoint';
+import { readCheckpointPointer } from '../backends/checkpoint-pointer';
 import { seededPermutation } from '../training/rsft';
 import { openArchive, recordCandidateEvaluation } from './archive';
 
@@ -84,12 +85,15 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       const instance = domainOf(input.domain);
       let checkpoint = input.baseCheckpoint;
       if (checkpoint) {
-        if (!(await deps.store.has(checkpoint))) configError(`model.baseCheckpoint ${checkpoint.uri} is not in the artifact store: put it there (whale agent import) or omit it to start from the domain's base policy`);
-        // A truncated or foreign file fails the run here, at once, instead of every later rollout.
-        try {
-          decodeCheckpoint(await deps.store.get(checkpoint), `model.baseCheckpoint ${checkpoint.uri}`);
-        } catch (err) {
-          configError((err as Error).message);
+        if (!(await deps.store.has(checkpoint))) configError(`model.baseCheckpoint ${checkpoint.uri} is not in the artifact store: put it there (whale import <folder> --store <artifact dir>; --pointer for a served Hugging Face model) or omit it to start from the domain's base policy`);
+        // A truncated or foreign file fails the run here, at once, instead of every later rollout. A pointer to
+        // served weights (a Hugging Face folder) is checked by the rollout backend that serves it.
+        if (!(await readCheckpointPointer(deps.store, checkpoint))) {
+          try {
+            decodeCheckpoint(await deps.store.get(checkpoint), `model.baseCheckpoint ${checkpoint.uri}`);
+          } catch (err) {
+            configError((err as Error).message);
+          }
         }
       } else {
         let bytes: Uint8Array;

@@ -1,13 +1,23 @@
 // `whale export` (a checkpoint as a Hugging Face folder for transformers/vLLM/TRL, or as the transformers.js ONNX
-// folder) and `whale import` (such a GPT-2 folder back into a WHALE checkpoint file or the artifact store).
+// folder) and `whale import` (such a GPT-2 folder back into a WHALE checkpoint file or the artifact store, or
+// any model folder as a checkpoint pointer a run starts from).
 import type { Command } from 'commander';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { decodeCheckpoint, encodeCheckpoint, exportForTransformersJs } from '../model';
 import { exportHfFolder, importHfFolder } from '../model/hf-folder';
-import { DirectoryArtifactStore, writeFileAtomic } from '../store/artifact-store';
+import { DirectoryArtifactStore, writeFileAtomic, type ArtifactStore } from '../store/artifact-store';
+import type { ArtifactRef } from '../store/artifact-ref';
+import { putCheckpointPointer } from '../backends/checkpoint-pointer';
 
 const FORMATS = ['hf', 'onnx'] as const;
+
+/** Stores a checkpoint pointer to a Hugging Face folder (its served name: the absolute path unless given). */
+export async function storeHfPointer(store: ArtifactStore, folder: string, model?: string): Promise<ArtifactRef> {
+  const abs = path.resolve(folder);
+  if (!existsSync(path.join(abs, 'config.json'))) throw new Error(`${folder} is not a Hugging Face model folder (no config.json)`);
+  return putCheckpointPointer(store, { whaleCheckpointPointer: 1, model: model ?? abs, uri: `file://${abs}` });
+}
 
 async function readCheckpointFile(file: string) {
   let bytes: Buffer;
@@ -35,11 +45,19 @@ export function registerHfCommands(program: Command): void {
 
   program
     .command('import')
-    .description('import a Hugging Face GPT-2 folder with the project\'s byte vocabulary (as `whale export --format hf` or the reference trainer writes it) as a WHALE checkpoint')
+    .description('import a Hugging Face GPT-2 folder with the project\'s byte vocabulary (as `whale export --format hf` or the reference trainer writes it) as a WHALE checkpoint; or, with --pointer, any model folder as a checkpoint pointer a run can start from')
     .argument('<folder>', 'the Hugging Face model folder')
     .option('--out <file>', 'the checkpoint file to write (default: <folder>.ckpt)')
     .option('--store <dir>', 'also put it into this artifact store and print its reference')
-    .action(async (folder: string, o: { out?: string; store?: string }) => {
+    .option('--pointer', 'with --store: store a pointer to the folder (served by an OpenAI-compatible server, trained by an external trainer) instead of converting it')
+    .option('--model <name>', 'with --pointer: the name the server serves it under (default: the folder\'s absolute path, as `transformers serve` names local folders)')
+    .action(async (folder: string, o: { out?: string; store?: string; pointer?: boolean; model?: string }) => {
+      if (o.pointer) {
+        if (!o.store) throw new Error('--pointer needs --store <artifact dir>: the pointer is an artifact of that store');
+        const ref = await storeHfPointer(new DirectoryArtifactStore(o.store), folder, o.model);
+        process.stdout.write(`${JSON.stringify(ref)}\n`);
+        return;
+      }
       const ck = await importHfFolder(folder);
       const bytes = encodeCheckpoint(ck);
       const out = o.out ?? `${folder.replace(/[\\/]+$/, '')}.ckpt`;

@@ -1,7 +1,8 @@
 // The Hugging Face reference trainer (trainers/hf) behind the external-trainer protocol: a fine-tune step on
-// the HF export of the committed math base policy, pointer in and pointer out, trains the same minibatches to
-// the same losses and weights as the project's own trainer; equal deterministic requests give byte-equal
-// safetensors (command and HTTP); a repeat returns the stored result; LoRA is merged into a new folder.
+// the HF export of the committed math base policy (a pointer a run can start from; pointer in, pointer out)
+// trains the same minibatches to the same losses and weights as the project's own trainer; equal deterministic
+// requests give byte-equal safetensors (command and HTTP); a repeat returns the stored result; LoRA is merged
+// into a new folder.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,7 +14,11 @@ import { decodeCheckpoint, encodeCheckpoint, encodeText, paramLayout, renderChat
 import { exportHfFolder, importHfFolder } from '../../model/hf-folder';
 import { decodeSafetensors } from '../../model/safetensors';
 import { runExternalFineTuneStep } from '../../backends/external-fine-tune';
-import { putCheckpointPointer, readCheckpointPointer } from '../../backends/checkpoint-pointer';
+import { readCheckpointPointer } from '../../backends/checkpoint-pointer';
+import { storeHfPointer } from '../../cli/hf-command';
+import { createModelActivities, type ModelActivityDeps } from '../../activities/model-activities';
+import { getDomain } from '../../domains/registry';
+import { readSeedHarness } from '../../domains/harnesses';
 import { trainFromRequest } from '../../backends/project-trainer';
 import type { DatasetRecord, TrainRequest } from '../../backends/trainer-protocol';
 import type { FineTuneStepInput, FineTuneStepResult } from '../../activities/types';
@@ -74,9 +79,16 @@ describe('the Hugging Face reference trainer', { skip }, () => {
     const jsonl = Array.from({ length: 7 }, (_, i) => trajectoryLine(i, i % 3 === 2 ? 0 : 1)).join('\n') + '\n';
     const input: FineTuneStepInput = {
       runId: 'hf', step: 1, seed: 11, acceptThreshold: 0.5, learningRate: 3e-4, minibatchSize: 2, minibatchUnit: 'trajectories', weightDecay: 0.1, clipNorm: 1, deterministic: true,
-      checkpoint: await putCheckpointPointer(store, { whaleCheckpointPointer: 1, model: baseFolder }),
+      checkpoint: await storeHfPointer(store, baseFolder),
       trajectories: await store.put('trajectories', jsonl),
     };
+    // A run can start from it: prepareRun takes the pointer as the run's first checkpoint.
+    const acts = createModelActivities({
+      store, resources: {} as ModelActivityDeps['resources'], threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
+      domain: (name) => getDomain(name).load({ kind: 'synthetic' }), basePolicy: () => readFileSync(MATH), seedHarness: (d) => readSeedHarness(d),
+    });
+    const prepared = await acts.prepareRun({ runId: 'hf', domain: 'math', seed: 1, modelPreset: 'embedded-1m', baseCheckpoint: input.checkpoint, baseHarness: null });
+    assert.equal(prepared.checkpoint.sha256, input.checkpoint.sha256);
     const result = await runExternalFineTuneStep({ store, artifactRoot: store.root, trainer: command() }, input, ctx);
     const pointer = await readCheckpointPointer(store, result.checkpoint);
     assert.ok(pointer, 'the step answers a checkpoint pointer');
