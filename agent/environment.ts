@@ -116,8 +116,8 @@ export interface DomainEnvironment<Hidden = unknown, State extends JsonValue = J
 
   /**
    * The domain's answer normaliser (e.g. lowercase, collapse whitespace, strip punctuation; UCI lowercase).
-   * The loop's provenance check: normalize(answer) must be non-empty and a substring of
-   * normalize(text the model generated in that turn); otherwise the answer is a contract violation.
+   * The loop's provenance checks compare answers with it: normalize(answer) must be non-empty and equal
+   * normalize(the model's answer span) (agent/provenance.ts); otherwise the answer is a contract violation.
    */
   normalizeAnswer(text: string): string;
 

@@ -53,7 +53,7 @@ export async function executeAction<Hidden>(
     const result = await env.executeTool(ep.task, ep.envState, { tool: action.tool, input: action.input, params });
     ep.envState = result.state;
     // A computing tool's result is the harness's text unless the model (or the task) wrote its input.
-    if (!spec.computes || inputWrittenIn(action.input, [generatedText, ep.task.question])) checks.evidence.trust(result.text, ...stringLeaves(result.data));
+    if (!spec.computes || inputWrittenIn(action.input, [generatedText, ep.task.question])) checks.evidence.trustOutput(result.text, ...stringLeaves(result.data));
     else checks.evidence.taint(result.text);
     ep.turns[ep.turns.length - 1] = { ...record, tool: { tool: action.tool, input: action.input, params, ok: result.ok, text: result.text, data: result.data } };
     return { kind: 'tool', tool: action.tool, input: action.input, params, ok: result.ok, text: result.text, data: result.data };
@@ -67,7 +67,7 @@ export async function executeAction<Hidden>(
   }
   const answer = env.normalizeAnswer(action.answer);
   const result = env.submit(ep.task, ep.envState, answer);
-  checks.evidence.trust(result.text, ...stringLeaves(result.data));
+  checks.evidence.trustOutput(result.text, ...stringLeaves(result.data));
   ep.turns[ep.turns.length - 1] = { ...record, submit: { answer, outcome: result.outcome, text: result.text } };
   if (result.outcome === 'illegal') {
     if (ep.illegalActionsLeft <= 0) {

@@ -215,7 +215,7 @@ class RolloutBatch<Hidden> {
   private provenanceOf(ep: Episode<Hidden>): EpisodeProvenance {
     let p = this.provenance.get(ep);
     if (!p) {
-      p = new EpisodeProvenance(ep.task.question, (s) => this.env.normalizeAnswer(s));
+      p = new EpisodeProvenance(ep.task.question, (s) => this.env.normalizeAnswer(s), this.env.answerPattern);
       const c = this.manifest.config;
       p.trust(c.systemPrompt, c.userTemplate, describeTools(this.tools), ...this.tools.map((t) => t.description), ...stringLeaves(ep.task.view));
       this.provenance.set(ep, p);

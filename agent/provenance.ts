@@ -197,12 +197,37 @@ export class EpisodeProvenance {
   constructor(
     private readonly question: string,
     private readonly normalize: (s: string) => string,
+    /** The environment's answer pattern: the question's tokens of that shape are what a harness may list. */
+    private readonly pattern?: RegExp,
   ) {
     this.trust(question);
   }
 
+  /**
+   * An answer that is also a token of the question may be shown outside a copy only as part of a list of
+   * all the question's tokens of the answer's shape (e.g. "Numbers in order: 30, 3, 24, 2"): the harness
+   * may restate the question, not single out the one token that is the answer.
+   */
+  private listsQuestionTokens(hay: string): boolean {
+    if (!this.pattern) return true;
+    const re = new RegExp(this.pattern.source, this.pattern.flags.includes('g') ? this.pattern.flags : `${this.pattern.flags}g`);
+    const q = this.normalize(this.question);
+    const tokens = [...new Set([...this.question.matchAll(re)].map((m) => this.normalize(m[0])).filter((t) => t !== ''))];
+    // Each token must also stand outside the copies of the question the prompt holds.
+    return tokens.every((t) => occurrences(hay, t).some((at) => !coveredBy(hay, at, t.length, q)));
+  }
+
+  /** Texts that are environment or tool outputs: the only units that may be exactly the answer. */
+  private readonly outputs = new Set<string>();
+
   trust(...texts: string[]): void {
     for (const t of texts) if (t.trim() !== '' && !this.units.has(t)) this.units.set(t, this.calls);
+  }
+
+  /** Trusts outputs of the environment or a tool (a calculator result of exactly the answer may be shown). */
+  trustOutput(...texts: string[]): void {
+    this.trust(...texts);
+    for (const t of texts) this.outputs.add(t);
   }
 
   /** A computing tool's result on an input neither the model nor the task wrote: never trusted. */
@@ -227,12 +252,14 @@ export class EpisodeProvenance {
     if (shown && this.tainted.some((t) => occurrences(this.normalize(t), a).length > 0)) {
       return `the answer ${JSON.stringify(a.slice(0, 80))} was computed by a tool on an input the model did not write, and shown to the model before it gave it`;
     }
-    if (occurrences(this.normalize(this.question), a).length > 0) return null;
-    const units = [...this.units].map(([u, at]) => ({ u: this.normalize(u), at })).filter((x) => x.u.includes(a));
+    const inQuestion = occurrences(this.normalize(this.question), a).length > 0;
+    // A view or observation value that is exactly the answer (a level "3") vouches for nothing.
+    const allUnits = [...this.units].map(([u, at]) => ({ u: this.normalize(u), at, raw: u })).filter((x) => x.u !== a || this.outputs.has(x.raw));
+    const units = allUnits.filter((x) => x.u.includes(a));
     for (const [content, seen] of this.prompts) {
       const hay = this.normalize(content);
       for (const at of occurrences(hay, a)) {
-        if (!units.some((x) => x.at <= seen && coveredBy(hay, at, a.length, x.u))) {
+        if (!units.some((x) => x.at <= seen && coveredBy(hay, at, a.length, x.u)) && !(inQuestion && this.listsQuestionTokens(hay))) {
           const context = hay.slice(Math.max(0, at - 40), at + a.length + 40);
           return `the answer ${JSON.stringify(a.slice(0, 80))} was in harness-written prompt text ("...${context}...") before the model gave it`;
         }

@@ -36,7 +36,7 @@ async function runWith<H>(env: DomainEnvironment<H>, tasks: EnvTask<H>[], source
   assert.deepEqual(checkToolParams(harness.manifest.config, env.tools), []);
   const backend = new TeacherBackend(tasks, policy, { runSeed: 1, step: 0, samplesPerTask: 1, maxTurns: harness.manifest.config.maxTurns });
   const r = await runEpisodes({ backend, environment: env, harness, tasks, samplesPerTask: 1, sampling: SAMPLING, runSeed: 1, step: 0 });
-  assert.ok(r.trajectories.every((t) => t.harnessFailure === null), 'no harness failures');
+  assert.ok(r.trajectories.every((t) => t.harnessFailure === null), `no harness failures: ${r.trajectories.find((t) => t.harnessFailure)?.stopDetail}`);
   return r.trajectories;
 }
 

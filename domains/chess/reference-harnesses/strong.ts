@@ -16,6 +16,8 @@ const harness: HarnessDefinition = {
   maxTurns: 8,
   retryBudgets: { formatErrors: 2, illegalActions: 3 },
   toolParams: {},
+  // A bare move counts as the model's answer only where the harness lists the token form.
+  answerForms: ['token'],
   hooks: {
     parseAction(input) {
       const tagged = /<answer>\s*([^<]*?)\s*<\/answer>/.exec(input.text);
