@@ -7,10 +7,12 @@ import { ROOT } from '../workflows/env';
 
 export const HF_PYTHON = path.join(ROOT, '.tools', 'hf-venv', 'bin', 'python');
 export const TRAINER = path.join(ROOT, 'trainers', 'hf', 'train.py');
+/** Written by scripts/setup-hf.sh only after a complete install (a half-installed environment counts as absent). */
+const STAMP = path.join(ROOT, '.tools', 'hf-venv', '.whale-hf-stamp');
 
 /** False when the environment is present; otherwise the reason the tests skip (printed once). */
 export function hfSkipReason(): string | false {
-  if (existsSync(HF_PYTHON)) return false;
+  if (existsSync(HF_PYTHON) && existsSync(STAMP)) return false;
   const why = 'the Hugging Face environment .tools/hf-venv is absent (run `bash scripts/setup-hf.sh`, about 5 GB)';
   process.stdout.write(`[hf] skipping: ${why}\n`);
   return why;
