@@ -23,6 +23,8 @@ export interface GenerateResult {
   text: string; // decoded generated text (special tokens rendered by name)
   logprobs: number[]; // log p(token) under the sampling distribution's base model (before top-k/top-p), per generated token
   stopReason: StopReason;
+  /** Present (true) only when a cancel signal stopped the row early; stopReason is then 'max-new-tokens'. */
+  cancelled?: true;
 }
 
 export interface ModelBackend {

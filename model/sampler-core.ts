@@ -55,18 +55,18 @@ export class SamplerCore {
   }
 
   /** Requests are served one generate() call at a time (the sessions are shared). */
-  generate(requests: GenerateRequest[]): Promise<GenerateResult[]> {
-    const run = this.queue.then(() => this.generateNow(requests));
+  generate(requests: GenerateRequest[], cancel?: Int32Array): Promise<GenerateResult[]> {
+    const run = this.queue.then(() => this.generateNow(requests, cancel));
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private async generateNow(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+  private async generateNow(requests: GenerateRequest[], cancel?: Int32Array): Promise<GenerateResult[]> {
     requests.forEach((r, i) => this.validate(r, i));
     const results: GenerateResult[] = new Array(requests.length);
     for (let start = 0; start < requests.length; start += this.maxBatchRows) {
       const wave = requests.slice(start, start + this.maxBatchRows);
-      const out = await this.runWave(wave);
+      const out = await this.runWave(wave, cancel && ((i: number) => Atomics.load(cancel, start + i) !== 0));
       out.forEach((r, i) => (results[start + i] = r));
     }
     return results;
@@ -130,12 +130,14 @@ export class SamplerCore {
     return prompts.map((p, r) => ({ keys, values, row: r, width: W, lastLogits: logits.slice((r * W + p.length - 1) * V, (r * W + p.length) * V) }));
   }
 
-  private async runWave(requests: GenerateRequest[]): Promise<GenerateResult[]> {
+  /** `cancelled(i)`: row i was withdrawn by the caller (checked before prefill and before every decode step). */
+  private async runWave(requests: GenerateRequest[], cancelled?: (i: number) => boolean): Promise<GenerateResult[]> {
     const c = this.config;
     const V = c.vocabSize;
     const rows: DecodeRow[] = requests.map((req, index) => ({ index, req, rng: new Rng(req.seed), tokens: [], logprobs: [], pos: req.promptTokens.length, stop: undefined, stopTail: Math.max(0, ...(req.stopStrings ?? []).map((s) => encodeText(s).length + 4)) }));
     for (const row of rows) {
-      if (row.req.maxNewTokens === 0) row.stop = 'max-new-tokens';
+      if (cancelled?.(row.index)) row.stop = 'cancelled';
+      else if (row.req.maxNewTokens === 0) row.stop = 'max-new-tokens';
       else if (row.req.promptTokens.length >= this.maxContext) row.stop = 'context-full';
     }
     const live = rows.filter((r) => !r.stop);
@@ -152,6 +154,8 @@ export class SamplerCore {
     });
     prefills.clear();
     while (cache.rows.some((r) => !r.stop)) {
+      if (cancelled) for (const row of cache.rows) if (!row.stop && cancelled(row.index)) row.stop = 'cancelled';
+      if (!cache.rows.some((r) => !r.stop)) break;
       cache.prepare();
       const out = await this.stepSession.run(cache.feeds());
       this.stats.decodeSteps++;
@@ -162,7 +166,10 @@ export class SamplerCore {
         this.accept(row, sampleToken(logits, slot * V, V, row.req, row.rng, scratch));
       });
     }
-    return rows.map((r) => ({ tokens: r.tokens, text: decodeTokens(r.tokens), logprobs: r.logprobs, stopReason: r.stop as StopReason }));
+    return rows.map((r) => ({
+      tokens: r.tokens, text: decodeTokens(r.tokens), logprobs: r.logprobs,
+      ...(r.stop === 'cancelled' ? { stopReason: 'max-new-tokens' as const, cancelled: true as const } : { stopReason: r.stop as StopReason }),
+    }));
   }
 
   /** Appends a sampled token and decides whether the row stops (first matching reason wins). */

@@ -5,7 +5,8 @@ import { ModelConfig } from './config';
 import { SamplerCore, SamplerOptions } from './sampler-core';
 import { serveRequests } from './worker-client';
 
-export type SamplerRequest = { op: 'ready' } | { op: 'generate'; requests: GenerateRequest[] } | { op: 'close' };
+/** `cancel`: one flag per request in shared memory; the main thread sets a flag to stop that row between decode steps. */
+export type SamplerRequest = { op: 'ready' } | { op: 'generate'; requests: GenerateRequest[]; cancel?: Int32Array } | { op: 'close' };
 
 const { config, params, options } = workerData as { config: ModelConfig; params: Float32Array; options: SamplerOptions };
 const core = SamplerCore.create(config, params, options);
@@ -15,7 +16,7 @@ core.catch(() => undefined);
 serveRequests<SamplerRequest>(async (req) => {
   const sampler = await core;
   if (req.op === 'ready') return [sampler.maxContext, []];
-  if (req.op === 'generate') return [{ results: await sampler.generate(req.requests), stats: sampler.stats }, []];
+  if (req.op === 'generate') return [{ results: await sampler.generate(req.requests, req.cancel), stats: sampler.stats }, []];
   await sampler.close();
   return [null, []];
 });

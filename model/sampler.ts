@@ -41,11 +41,32 @@ export class OrtSampler implements ModelBackend {
     return OrtSampler.create(ck.config, ck.params, options);
   }
 
-  /** Results are in request order; calls are served one at a time. */
-  async generate(requests: GenerateRequest[]): Promise<GenerateResult[]> {
-    const out = await this.client.request<{ results: GenerateResult[]; stats: SamplerStats }>({ op: 'generate', requests });
-    Object.assign(this.stats, out.stats);
-    return out.results;
+  /**
+   * Results are in request order; calls are served one at a time. `cancel[i]`, when it aborts, stops row i
+   * at the next decode step (its result has `cancelled: true`): the flags live in shared memory because the worker's
+   * decode loop does not yield to its message queue between steps.
+   */
+  async generate(requests: GenerateRequest[], cancel?: ReadonlyArray<AbortSignal | undefined>): Promise<GenerateResult[]> {
+    const flags = cancel?.some(Boolean) ? new Int32Array(new SharedArrayBuffer(4 * requests.length)) : undefined;
+    // One listener per distinct signal (a request's rows share its signal).
+    const rowsOf = new Map<AbortSignal, number[]>();
+    cancel?.forEach((signal, i) => signal && rowsOf.set(signal, [...(rowsOf.get(signal) ?? []), i]));
+    const unhook: Array<() => void> = [];
+    for (const [signal, rows] of rowsOf) {
+      const onAbort = () => rows.forEach((i) => Atomics.store(flags as Int32Array, i, 1));
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        unhook.push(() => signal.removeEventListener('abort', onAbort));
+      }
+    }
+    try {
+      const out = await this.client.request<{ results: GenerateResult[]; stats: SamplerStats }>({ op: 'generate', requests, ...(flags ? { cancel: flags } : {}) });
+      Object.assign(this.stats, out.stats);
+      return out.results;
+    } finally {
+      for (const u of unhook) u();
+    }
   }
 
   async close(): Promise<void> {

@@ -21,7 +21,8 @@ export interface DecodeRow {
   logprobs: number[];
   /** Position of the next token to feed (its K/V goes to slot pos). */
   pos: number;
-  stop: StopReason | undefined;
+  /** `cancelled`: withdrawn by the caller (reported as 'max-new-tokens' with `cancelled: true`). */
+  stop: StopReason | 'cancelled' | undefined;
   /** Tokens of generated tail to decode when checking stop strings (0: none). */
   stopTail: number;
 }

@@ -71,7 +71,10 @@ export function decodeTokens(ids: readonly number[]): string {
 export function renderChatPrompt(messages: readonly ChatMessage[]): number[] {
   const ids: number[] = [];
   for (const m of messages) {
-    ids.push(ROLE_TOKEN[m.role], ...encodeText(m.content), SPECIAL_TOKENS.END);
+    ids.push(ROLE_TOKEN[m.role]);
+    // A loop, not a spread: spreading a long message (~120k+ bytes) overflows the call stack.
+    for (const b of encodeText(m.content)) ids.push(b);
+    ids.push(SPECIAL_TOKENS.END);
   }
   ids.push(SPECIAL_TOKENS.ASSISTANT);
   return ids;

@@ -7,15 +7,21 @@ import { ApiError, type ChatCompletionRequest, type ChatLogprobs, type Completio
 const SPECIAL_BY_TEXT = new Map(Object.entries(SPECIAL_TOKEN_TEXT).map(([id, text]) => [text, Number(id)]));
 const SPECIAL_RE = new RegExp(Object.values(SPECIAL_TOKEN_TEXT).map((t) => t.replace(/[|]/g, '\\|')).join('|'), 'g');
 
+/** Appends in a loop: spreading a long array into push() overflows the call stack (~120k+ elements). */
+function append(ids: number[], more: readonly number[]): void {
+  for (const t of more) ids.push(t);
+}
+
 /** Text prompts of the completions endpoint may spell the chat template's special tokens by name. */
 export function encodeWithSpecials(text: string): number[] {
   const ids: number[] = [];
   let last = 0;
   for (const m of text.matchAll(SPECIAL_RE)) {
-    ids.push(...encodeText(text.slice(last, m.index)), SPECIAL_BY_TEXT.get(m[0]) as number);
+    append(ids, encodeText(text.slice(last, m.index)));
+    ids.push(SPECIAL_BY_TEXT.get(m[0]) as number);
     last = (m.index ?? 0) + m[0].length;
   }
-  ids.push(...encodeText(text.slice(last)));
+  append(ids, encodeText(text.slice(last)));
   return ids;
 }
 
@@ -44,7 +50,7 @@ export interface SamplingPlan {
 type Common = Pick<CompletionRequest, 'max_tokens' | 'temperature' | 'top_p' | 'n' | 'stop' | 'seed' | 'top_k' | 'stop_token_ids' | 'include_stop_str_in_output' | 'ignore_eos' | 'skip_special_tokens'>;
 
 /** One sampler request per (prompt, sample): sample i of prompt p draws with seed + p * n + i. */
-export function planSampling(req: Common, prompts: number[][], maxContext: number, defaultMaxTokens: (promptLen: number) => number, maxRows: number): SamplingPlan {
+export function planSampling(req: Common, prompts: number[][], maxContext: number, defaultMaxTokens: (promptLen: number) => number, maxRows: number, promptParam = 'prompt'): SamplingPlan {
   const n = req.n ?? 1;
   if (prompts.length * n > maxRows) throw new ApiError(400, `this request asks for ${prompts.length * n} sequences; the server takes at most ${maxRows} per request (--max-batch-rows)`, 'invalid_request_error', 'n');
   const stopStrings = req.stop == null ? [] : (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => s.length > 0);
@@ -54,8 +60,11 @@ export function planSampling(req: Common, prompts: number[][], maxContext: numbe
   prompts.forEach((prompt, p) => {
     if (prompt.length === 0) throw new ApiError(400, `prompt ${p} is empty`, 'invalid_request_error', 'prompt');
     if (prompt.some((t) => t >= 264)) throw new ApiError(400, `prompt ${p} holds token ids outside the vocabulary [0, 264)`, 'invalid_request_error', 'prompt');
+    if (prompt.length >= maxContext) {
+      throw new ApiError(400, `This model's maximum context length is ${maxContext} tokens. However, ${promptParam === 'prompt' ? `prompt ${p}` : 'the rendered conversation'} alone has ${prompt.length} tokens (one byte is one token), leaving no room for a completion. Please reduce the length of the ${promptParam === 'prompt' ? 'prompt' : 'messages'}.`, 'invalid_request_error', promptParam, 'context_length_exceeded');
+    }
     const maxTokens = req.max_tokens ?? defaultMaxTokens(prompt.length);
-    if (prompt.length + maxTokens > maxContext || prompt.length >= maxContext) {
+    if (prompt.length + maxTokens > maxContext) {
       throw new ApiError(400, `This model's maximum context length is ${maxContext} tokens. However, you requested ${prompt.length + maxTokens} tokens (${prompt.length} in the prompt, ${maxTokens} in the completion). Please reduce the length of the prompt or completion.`, 'invalid_request_error', 'max_tokens', 'context_length_exceeded');
     }
     for (let i = 0; i < n; i++) {

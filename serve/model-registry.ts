@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { decodeCheckpoint, OrtSampler, type Checkpoint, type GenerateRequest, type GenerateResult } from '../model';
+import { clip } from './http-guards';
 import { ApiError } from './openai-schema';
 
 /** The model name of a checkpoint in an artifact store (the OpenAI backend's default name template). */
@@ -17,8 +18,11 @@ export interface ServedModel {
   id: string;
   sha256: string;
   maxContext: number;
-  /** Generates through the model's batcher (requests arriving together decode together). */
-  generate(requests: GenerateRequest[]): Promise<GenerateResult[]>;
+  /**
+   * Generates through the model's batcher (requests arriving together decode together). When `signal` aborts,
+   * queued rows are dropped (the promise rejects) and running rows stop at the next step (`cancelled`).
+   */
+  generate(requests: GenerateRequest[], signal?: AbortSignal): Promise<GenerateResult[]>;
 }
 
 export interface ModelRegistryOptions {
@@ -33,16 +37,40 @@ export interface ModelRegistryOptions {
   maxLoaded: number;
 }
 
+/** The rejection of a request whose signal aborted while it waited in the queue (none of its rows ran). */
+export class WithdrawnError extends Error {
+  constructor() {
+    super('the request was withdrawn before it was generated');
+  }
+}
+
+interface Queued {
+  reqs: GenerateRequest[];
+  signal?: AbortSignal;
+  resolve: (r: GenerateResult[]) => void;
+  reject: (e: Error) => void;
+}
+
 /** Collects requests that arrive while the sampler is busy and runs them as one batch when it is free. */
 class Batcher {
-  private queue: Array<{ reqs: GenerateRequest[]; resolve: (r: GenerateResult[]) => void; reject: (e: Error) => void }> = [];
+  private queue: Queued[] = [];
   private busy = false;
   private idle: Array<() => void> = [];
   constructor(private readonly sampler: OrtSampler, private readonly maxRows: number) {}
 
-  generate(reqs: GenerateRequest[]): Promise<GenerateResult[]> {
+  generate(reqs: GenerateRequest[], signal?: AbortSignal): Promise<GenerateResult[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ reqs, resolve, reject });
+      const entry: Queued = { reqs, signal, resolve, reject };
+      if (signal?.aborted) return reject(new WithdrawnError());
+      this.queue.push(entry);
+      // A withdrawn request still waiting leaves the queue at once (no rows decoded for nobody).
+      signal?.addEventListener('abort', () => {
+        const at = this.queue.indexOf(entry);
+        if (at < 0) return;
+        this.queue.splice(at, 1);
+        reject(new WithdrawnError());
+        if (!this.busy) void this.drain();
+      }, { once: true });
       // Let requests that arrive in the same tick join the batch.
       setImmediate(() => void this.drain());
     });
@@ -63,7 +91,7 @@ class Batcher {
       rows += next.reqs.length;
     }
     try {
-      const results = await this.sampler.generate(batch.flatMap((b) => b.reqs));
+      const results = await this.sampler.generate(batch.flatMap((b) => b.reqs), batch.flatMap((b) => b.reqs.map(() => b.signal)));
       let at = 0;
       for (const b of batch) {
         b.resolve(results.slice(at, at + b.reqs.length));
@@ -117,7 +145,7 @@ export class ModelRegistry {
   async resolve(name: string): Promise<ServedModel> {
     if (name === this.opts.name) return this.load(this.defaultSha, () => this.readStored(this.defaultSha, true));
     const m = /^ckpt-([0-9a-f]{64})$/.exec(name);
-    if (!m) throw new ApiError(404, `The model \`${name}\` does not exist. Use \`${this.opts.name}\` or ckpt-<sha256> of a checkpoint${this.opts.storeDir ? ` in ${this.opts.storeDir}` : ' (start the server with --store to load them)'}.`, 'not_found_error', 'model', 'model_not_found');
+    if (!m) throw new ApiError(404, `The model ${clip(name)} does not exist. Use \`${this.opts.name}\` or ckpt-<sha256> of a checkpoint${this.opts.storeDir ? ` in ${this.opts.storeDir}` : ' (start the server with --store to load them)'}.`, 'not_found_error', 'model', 'model_not_found');
     return this.load(m[1], () => this.readStored(m[1], false));
   }
 
@@ -150,7 +178,7 @@ export class ModelRegistry {
         const ck = await read();
         const sampler = await OrtSampler.fromCheckpoint(ck, { threads: this.opts.threads, maxBatchRows: this.opts.maxBatchRows });
         const batcher = new Batcher(sampler, this.opts.maxBatchRows);
-        const model: ServedModel = { id: checkpointModelName(sha), sha256: sha, maxContext: sampler.maxContext, generate: (r) => batcher.generate(r) };
+        const model: ServedModel = { id: checkpointModelName(sha), sha256: sha, maxContext: sampler.maxContext, generate: (r, signal) => batcher.generate(r, signal) };
         return { model, batcher };
       })();
       this.loaded.set(sha, entry);

@@ -1,11 +1,15 @@
-// `whale serve`'s HTTP layer (node:http): routes, bearer-key check, body limits, JSON and SSE responses.
-// Errors always have OpenAI's shape {error: {message, type, param, code}} and a matching status code.
+// `whale serve`'s HTTP layer (node:http): routes, bearer-key check, body limits, JSON and SSE responses,
+// and generation tied to the client's connection (a client that leaves stops its rows). Errors always have
+// OpenAI's shape {error: {message, type, param, code}} and a matching status code; no request ends the process.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { answerClientError, answerOnSocket, checkBind, checkJsonBody, clip, decodeSegment, requestPath } from './http-guards';
 import { ApiError, ChatCompletionRequest, CompletionRequest, parseRequest } from './openai-schema';
-import { chatLogprobs, chatPrompt, completionLogprobs, completionPrompts, planSampling, toChoices, type ChoiceOut } from './generation';
-import type { ModelRegistry } from './model-registry';
+import { chatLogprobs, chatPrompt, completionLogprobs, completionPrompts, planSampling, toChoices, type ChoiceOut, type SamplingPlan } from './generation';
+import { WithdrawnError, type ModelRegistry, type ServedModel } from './model-registry';
+import type { GenerateResult } from '../model';
 
 export interface ServeOptions {
   registry: ModelRegistry;
@@ -17,6 +21,27 @@ export interface ServeOptions {
   maxBodyBytes: number;
   /** Largest number of sequences (prompts x n) in one request. */
   maxRowsPerRequest: number;
+  /** Serve on a non-loopback host with no apiKey (refused otherwise). */
+  insecureNoAuth?: boolean;
+  /** Generation events (the CLI logs `client-gone`; tests observe cancellation through them). */
+  onEvent?: (e: ServeEvent) => void;
+}
+
+/**
+ * `generating`: a request's rows go to the sampler. `client-gone`: its client disconnected before the answer,
+ * so its rows were withdrawn (`queued`: before the sampler took them); `tokens` were generated before they stopped.
+ */
+export type ServeEvent =
+  | { kind: 'generating'; route: string; rows: number; maxTokens: number }
+  | { kind: 'client-gone'; route: string; rows: number; cancelledRows: number; tokens: number; queued: boolean };
+
+/** Per-request context the endpoints share. */
+interface Call {
+  opts: ServeOptions;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Aborts when the client goes away before its answer is complete. */
+  signal: AbortSignal;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -25,8 +50,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendError(res: ServerResponse, err: unknown): void {
-  const api = err instanceof ApiError ? err : new ApiError(500, `internal error: ${(err as Error).message}`, 'server_error');
+function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+  const api = err instanceof ApiError ? err : new ApiError(500, `internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error');
+  if (res.destroyed || res.writableEnded) return; // the client is gone: nobody to tell
+  // A body left unread (refused before or while reading it) is not drained: the connection closes instead.
+  if (!req.complete && !res.headersSent) res.setHeader('connection', 'close');
   if (res.headersSent) {
     // Mid-stream: the error goes out as one more event, then the stream ends.
     res.write(`data: ${JSON.stringify(api.body())}\n\n`);
@@ -64,31 +92,44 @@ function checkAuth(req: IncomingMessage, key: string | undefined): void {
 }
 
 export function createServeHandler(opts: ServeOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const routes: Record<string, Record<string, (req: IncomingMessage, res: ServerResponse) => Promise<void>>> = {
-    '/v1/models': { GET: async (_req, res) => sendJson(res, 200, { object: 'list', data: opts.registry.listed().map(modelCard) }) },
-    '/v1/completions': { POST: (req, res) => completions(opts, req, res) },
-    '/v1/chat/completions': { POST: (req, res) => chatCompletions(opts, req, res) },
-    '/health': { GET: async (_req, res) => sendJson(res, 200, { status: 'ok' }) },
+  const routes: Record<string, Record<string, (call: Call) => Promise<void>>> = {
+    '/v1/models': { GET: async ({ res }) => sendJson(res, 200, { object: 'list', data: opts.registry.listed().map(modelCard) }) },
+    '/v1/completions': { POST: completions },
+    '/v1/chat/completions': { POST: chatCompletions },
+    '/health': { GET: async ({ res }) => sendJson(res, 200, { status: 'ok' }) },
   };
   return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
+    // Everything, the request target included, is parsed inside the promise: a throw becomes a response.
     const run = async () => {
-      if (url.pathname !== '/health') checkAuth(req, opts.apiKey);
-      const card = /^\/v1\/models\/(.+)$/.exec(url.pathname);
+      // HTTP/1.1 requires Host; node's own check would answer outside OpenAI's error shape, so it is done here.
+      if (req.httpVersion === '1.1' && req.headers.host === undefined) throw new ApiError(400, 'the request has no Host header, which HTTP/1.1 requires: send `Host: <server address>`', 'invalid_request_error', null, 'bad_http_request');
+      const pathname = requestPath(req.url);
+      if (pathname !== '/health') checkAuth(req, opts.apiKey);
+      const card = /^\/v1\/models\/(.+)$/.exec(pathname);
       if (card && req.method === 'GET') {
-        const model = await opts.registry.resolve(decodeURIComponent(card[1]));
+        const model = await opts.registry.resolve(decodeSegment(card[1], 'model'));
         return sendJson(res, 200, { ...modelCard(model.id), max_model_len: model.maxContext });
       }
-      const route = routes[url.pathname];
-      if (!route) throw new ApiError(404, `Unknown route ${req.method} ${url.pathname}: this server answers /v1/models, /v1/completions and /v1/chat/completions.`, 'not_found_error', null, 'unknown_url');
-      const handler = route[req.method ?? ''];
+      const route = Object.hasOwn(routes, pathname) ? routes[pathname] : undefined;
+      if (!route) throw new ApiError(404, `Unknown route ${req.method} ${clip(pathname)}: this server answers /v1/models, /v1/completions and /v1/chat/completions.`, 'not_found_error', null, 'unknown_url');
+      const handler = Object.hasOwn(route, req.method ?? '') ? route[req.method ?? ''] : undefined;
       if (!handler) {
         res.setHeader('allow', Object.keys(route).join(', '));
-        throw new ApiError(405, `Method ${req.method} is not allowed on ${url.pathname}; use ${Object.keys(route).join(' or ')}.`, 'invalid_request_error', null, 'method_not_allowed');
+        throw new ApiError(405, `Method ${req.method} is not allowed on ${pathname}; use ${Object.keys(route).join(' or ')}.`, 'invalid_request_error', null, 'method_not_allowed');
       }
-      await handler(req, res);
+      await handler({ opts, req, res, signal: gone.signal });
     };
-    run().catch((err) => sendError(res, err));
+    run().catch((err) => {
+      try {
+        sendError(req, res, err);
+      } catch {
+        res.destroy(); // even the error answer failed: drop this connection, keep the server
+      }
+    });
   };
 }
 
@@ -96,12 +137,37 @@ function modelCard(id: string): Record<string, unknown> {
   return { id, object: 'model', created: 0, owned_by: 'whale' };
 }
 
-async function completions(opts: ServeOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Runs a plan's rows with the client's connection as their cancel signal. Null when the client left: its rows
+ * were dropped from the queue or stopped at the next decode step, and there is no one to answer.
+ */
+async function generateFor(call: Call, route: string, model: ServedModel, plan: SamplingPlan): Promise<GenerateResult[] | null> {
+  const rows = plan.requests.length;
+  call.opts.onEvent?.({ kind: 'generating', route, rows, maxTokens: plan.requests.reduce((a, r) => a + r.maxNewTokens, 0) });
+  let results: GenerateResult[];
+  try {
+    results = await model.generate(plan.requests, call.signal);
+  } catch (err) {
+    if (!(err instanceof WithdrawnError)) throw err;
+    call.opts.onEvent?.({ kind: 'client-gone', route, rows, cancelledRows: rows, tokens: 0, queued: true });
+    return null;
+  }
+  if (!call.signal.aborted) return results;
+  const cancelledRows = results.filter((r) => r.cancelled).length;
+  call.opts.onEvent?.({ kind: 'client-gone', route, rows, cancelledRows, tokens: results.reduce((a, r) => a + r.tokens.length, 0), queued: false });
+  return null;
+}
+
+async function completions(call: Call): Promise<void> {
+  const { opts, req, res } = call;
+  checkJsonBody(req);
   const body = parseRequest(CompletionRequest, await readJson(req, opts.maxBodyBytes));
   if (body.logprobs) throw new ApiError(400, 'logprobs > 0 (top alternatives) is not available from this sampler; use logprobs: 0 for the sampled tokens\' log-probabilities', 'invalid_request_error', 'logprobs');
   const model = await opts.registry.resolve(body.model);
   const plan = planSampling(body, completionPrompts(body), model.maxContext, () => 16, opts.maxRowsPerRequest);
-  const choices = toChoices(plan, await model.generate(plan.requests));
+  const results = await generateFor(call, '/v1/completions', model, plan);
+  if (!results) return;
+  const choices = toChoices(plan, results);
   const asIds = body.return_tokens_as_token_ids ?? false;
   const id = `cmpl-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -134,14 +200,18 @@ async function completions(opts: ServeOptions, req: IncomingMessage, res: Server
   });
 }
 
-async function chatCompletions(opts: ServeOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function chatCompletions(call: Call): Promise<void> {
+  const { opts, req, res } = call;
+  checkJsonBody(req);
   const body = parseRequest(ChatCompletionRequest, await readJson(req, opts.maxBodyBytes));
   if (body.top_logprobs) throw new ApiError(400, 'top_logprobs > 0 is not available from this sampler; use logprobs: true alone for the sampled tokens\' log-probabilities', 'invalid_request_error', 'top_logprobs');
   const model = await opts.registry.resolve(body.model);
   const prompt = chatPrompt(body);
   const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  const plan = planSampling({ ...body, max_tokens: maxTokens }, [prompt], model.maxContext, (len) => model.maxContext - len, opts.maxRowsPerRequest);
-  const choices = toChoices(plan, await model.generate(plan.requests));
+  const plan = planSampling({ ...body, max_tokens: maxTokens }, [prompt], model.maxContext, (len) => model.maxContext - len, opts.maxRowsPerRequest, 'messages');
+  const results = await generateFor(call, '/v1/chat/completions', model, plan);
+  if (!results) return;
+  const choices = toChoices(plan, results);
   const asIds = body.return_tokens_as_token_ids ?? false;
   const id = `chatcmpl-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -198,9 +268,19 @@ function endStream(res: ServerResponse): void {
   res.end('data: [DONE]\n\n');
 }
 
-/** Starts listening; resolves with the server and its bound address. */
-export async function startServer(opts: ServeOptions): Promise<{ server: Server; url: string }> {
-  const server = createServer(createServeHandler(opts));
+/**
+ * Starts listening; resolves with the server, its bound address and the bind warning to print (null if none).
+ * A non-loopback host needs an apiKey or insecureNoAuth (checkBind throws otherwise).
+ */
+export async function startServer(opts: ServeOptions): Promise<{ server: Server; url: string; warning: string | null }> {
+  const warning = checkBind(opts.host, opts.apiKey, opts.insecureNoAuth ?? false);
+  const server = createServer({ requireHostHeader: false }, createServeHandler(opts));
+  server.on('clientError', answerClientError);
+  // node's own answers to these are bare status lines; here they carry OpenAI's error shape too.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    sendError(req, res, new ApiError(417, `Expect: ${clip(req.headers.expect ?? '')} cannot be met: only \`Expect: 100-continue\` is supported`, 'invalid_request_error', null, 'expectation_failed'));
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerOnSocket(socket, new ApiError(405, 'CONNECT is not supported: this is an API server, not a proxy', 'invalid_request_error', null, 'method_not_allowed')));
   // Keep-alive connections from a client pool should not outlive a stopped server by much.
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -209,5 +289,5 @@ export async function startServer(opts: ServeOptions): Promise<{ server: Server;
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
-  return { server, url: `http://${host}:${addr.port}` };
+  return { server, url: `http://${host}:${addr.port}`, warning };
 }
