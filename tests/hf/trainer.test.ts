@@ -2,7 +2,7 @@
 // the HF export of the committed math base policy (a pointer a run can start from; pointer in, pointer out)
 // trains the same minibatches to the same losses and weights as the project's own trainer; equal deterministic
 // requests give byte-equal safetensors (command and HTTP); a repeat returns the stored result; LoRA is merged
-// into a new folder.
+// into a new folder, or (adapter mode) written as an adapter the next step trains on.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,7 +32,20 @@ let store: DirectoryArtifactStore;
 let baseFolder: string;
 let request: TrainRequest;
 let first: { result: FineTuneStepResult; folder: string };
-let server: ChildProcess | undefined;
+const servers: ChildProcess[] = [];
+
+/** Starts the trainer's HTTP server; resolves with a function that POSTs a request body to it. */
+async function startTrainerServer(...extra: string[]) {
+  const server = spawn(HF_PYTHON, [TRAINER, '--port', '0', '--threads', '1', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  servers.push(server);
+  let out = '';
+  server.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const url = await waitFor('the HF trainer to listen', async () => /(http:\/\/\S+\/train)/.exec(out)?.[1], 60_000);
+  return async (body: unknown) => {
+    const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  };
+}
 
 /** A trajectory as the rollouts record it: two model calls, the first cut at a stop string (no <|end|>). */
 function trajectoryLine(i: number, reward: number): string {
@@ -66,8 +79,9 @@ before(async () => {
   await exportHfFolder(decodeCheckpoint(readFileSync(MATH)), baseFolder);
 });
 after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server?.once('exit', r));
+  for (const server of servers) {
+    if (server.exitCode !== null) continue;
+    const exited = new Promise((r) => server.once('exit', r));
     server.kill('SIGTERM');
     await exited;
   }
@@ -142,14 +156,7 @@ describe('the Hugging Face reference trainer', { skip }, () => {
 
   it('gives byte-equal weights for an equal deterministic request over HTTP, and answers a repeat from its store', async () => {
     assert.ok(first, 'needs the first test\'s step');
-    server = spawn(HF_PYTHON, [TRAINER, '--port', '0', '--threads', '1'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    server.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    const url = await waitFor('the HF trainer to listen', async () => /(http:\/\/\S+\/train)/.exec(out)?.[1], 60_000);
-    const post = async (body: unknown) => {
-      const res = await fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-      return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-    };
+    const post = await startTrainerServer();
     const again = await post({ ...request, output_dir: path.join(dir, 'http-out') });
     assert.equal(again.status, 200, JSON.stringify(again.json));
     const folder = (again.json.checkpoint as { model: string }).model;
@@ -186,5 +193,26 @@ describe('the Hugging Face reference trainer', { skip }, () => {
     assert.equal(changed('transformer.h.0.attn.c_attn.weight'), true, 'attention matrices carry the merged LoRA update');
     assert.equal(changed('transformer.h.3.mlp.c_fc.weight'), true, 'MLP matrices carry the merged LoRA update');
     assert.equal((await importHfFolder(folder)).params.length, decodeCheckpoint(readFileSync(MATH)).params.length, 'the merged folder imports');
+  });
+
+  it('writes an unmerged adapter per step in adapter mode, and the next step trains that adapter on', async () => {
+    assert.ok(request, 'needs the first test\'s request');
+    const post = await startTrainerServer('--lora-rank', '4', '--lora-output', 'adapter');
+    const first = await post({ ...request, output_dir: path.join(dir, 'adapter-1') });
+    assert.equal(first.status, 200, JSON.stringify(first.json));
+    const a = (first.json.checkpoint as { model: string }).model;
+    const second = await post({ ...request, step: request.step + 1, base_checkpoint: { ...request.base_checkpoint, model: a }, output_dir: path.join(dir, 'adapter-2') });
+    assert.equal(second.status, 200, JSON.stringify(second.json));
+    const b = (second.json.checkpoint as { model: string }).model;
+    for (const folder of [a, b]) {
+      assert.ok(!existsSync(path.join(folder, 'model.safetensors')), 'an adapter folder holds no full weights');
+      const config = JSON.parse(readFileSync(path.join(folder, 'adapter_config.json'), 'utf8')) as { base_model_name_or_path: string; r: number };
+      assert.equal(config.base_model_name_or_path, baseFolder, 'every step\'s adapter applies to the original base folder');
+      assert.equal(config.r, 4);
+    }
+    const ta = decodeSafetensors(readFileSync(path.join(a, 'adapter_model.safetensors')));
+    const tb = decodeSafetensors(readFileSync(path.join(b, 'adapter_model.safetensors')));
+    assert.deepEqual(Object.keys(tb).sort(), Object.keys(ta).sort(), 'the second step trains the same adapter');
+    assert.ok(Object.keys(ta).some((k) => ta[k].data.some((x, i) => x !== tb[k].data[i])), 'and moves it');
   });
 });

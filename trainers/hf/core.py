@@ -12,11 +12,12 @@ from protocol import PROTOCOLS, RequestError, minibatch_unit, plan_updates, read
 BETAS = (0.9, 0.95)
 EPS = 1e-8
 WEIGHT_FILES = (".safetensors", ".bin", ".pt", ".pth", ".safetensors.index.json", ".bin.index.json")
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 class Options:
     def __init__(self, device="auto", lora_rank=0, lora_alpha=None, lora_targets="all-linear", threads=None,
-                 microbatch_tokens=16384, precision="auto", models_root=None):
+                 microbatch_tokens=16384, precision="auto", models_root=None, lora_output="merged", register_lora_url=None):
         self.device = device
         self.lora_rank = lora_rank
         self.lora_alpha = lora_alpha if lora_alpha is not None else 2 * lora_rank
@@ -25,6 +26,8 @@ class Options:
         self.microbatch_tokens = microbatch_tokens
         self.precision = precision
         self.models_root = models_root
+        self.lora_output = lora_output
+        self.register_lora_url = register_lora_url
 
 
 def log(line):
@@ -61,10 +64,44 @@ def resolve_base(req, opts):
             f"base checkpoint {base.get('path')} is a WHALE checkpoint file; this trainer trains Hugging Face folders: "
             "export it with `whale export <checkpoint> --format hf --out <folder>` and start the run from that folder")
     folder = name if os.path.isabs(name) or not opts.models_root else os.path.join(opts.models_root, name)
-    if not os.path.isfile(os.path.join(folder, "config.json")):
-        raise RequestError(f"base model {name!r}: {folder} is not a Hugging Face model folder (no config.json); "
+    if not any(os.path.isfile(os.path.join(folder, f)) for f in ("config.json", ADAPTER_CONFIG)):
+        raise RequestError(f"base model {name!r}: {folder} is not a Hugging Face model or adapter folder (no config.json); "
                            "the trainer must see the folder the model is served from (or pass --models-root)")
     return folder
+
+
+def load_model(torch, folder, opts, seed):
+    """The model to train (float32) and the full model folder its tokenizer and files come from. An adapter
+    folder loads onto its base: in adapter mode its LoRA trains on; otherwise it is merged first."""
+    from transformers import AutoModelForCausalLM
+    adapter = os.path.join(folder, ADAPTER_CONFIG)
+    full = folder
+    if os.path.isfile(adapter):
+        with open(adapter) as f:
+            full = json.load(f).get("base_model_name_or_path") or ""
+        if not os.path.isfile(os.path.join(full, "config.json")):
+            raise RequestError(f"adapter {folder}: its base model {full!r} is not a folder this trainer sees")
+    model = AutoModelForCausalLM.from_pretrained(full, dtype=torch.float32)
+    if full != folder:
+        from peft import PeftModel
+        keep = opts.lora_rank > 0 and opts.lora_output == "adapter"
+        model = PeftModel.from_pretrained(model, folder, is_trainable=keep)
+        if keep:
+            return model, full
+        model = model.merge_and_unload()
+    if opts.lora_rank > 0:
+        model = apply_lora(torch, model, opts, seed)
+    return model, full
+
+
+def register_adapter(url, folder):
+    """Tells a vLLM server (VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, --enable-lora) to load the new adapter under its path."""
+    import urllib.request
+    body = json.dumps({"lora_name": folder, "lora_path": folder}).encode()
+    req = urllib.request.Request(url.rstrip("/") + "/v1/load_lora_adapter", data=body, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=300) as res:
+        if res.status >= 300:
+            raise RuntimeError(f"{url} did not load adapter {folder}: HTTP {res.status}")
 
 
 def render_record(tok, rec):
@@ -147,11 +184,11 @@ def train_epoch(torch, model, batches, hp, device, opts, on_minibatch=None):
     return losses, trained
 
 
-def _write_folder(torch, model, base_folder, final, base_dtype):
+def _write_folder(torch, model, base_folder, final, base_dtype, adapter=False):
     tmp = f"{final}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    model.to(dtype=base_dtype).save_pretrained(tmp, safe_serialization=True)
-    for name in sorted(os.listdir(base_folder)):
+    (model if adapter else model.to(dtype=base_dtype)).save_pretrained(tmp, safe_serialization=True)
+    for name in sorted(os.listdir(base_folder)) if not adapter else []:
         src = os.path.join(base_folder, name)
         if os.path.isfile(src) and not name.endswith(WEIGHT_FILES) and not os.path.exists(os.path.join(tmp, name)):
             shutil.copyfile(src, os.path.join(tmp, name))
@@ -184,27 +221,26 @@ def train_request(req, opts):
     base_folder = resolve_base(req, opts)
     records = read_dataset(req["dataset"])
     torch, device = setup_torch(opts, req["deterministic"], req["seed"])
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
     hf_logging.disable_progress_bar()  # stderr carries this trainer's own progress lines
-    tok = AutoTokenizer.from_pretrained(base_folder)
+    model, full_folder = load_model(torch, base_folder, opts, req["seed"] * 1000003 + req["step"])
+    tok = AutoTokenizer.from_pretrained(full_folder)
     if not getattr(tok, "chat_template", None):
-        raise RequestError(f"base model {base_folder} has no chat template; the trainer renders records with the model's own template")
+        raise RequestError(f"base model {full_folder} has no chat template; the trainer renders records with the model's own template")
     rows = [render_record(tok, r) for r in records]
-    model = AutoModelForCausalLM.from_pretrained(base_folder, dtype=torch.float32)
-    base_dtype = getattr(model.config, "dtype", None) or getattr(model.config, "torch_dtype", None) or torch.float32
-    if isinstance(base_dtype, str):
-        base_dtype = getattr(torch, base_dtype)
+    with open(os.path.join(full_folder, "config.json")) as f:
+        saved = json.load(f)  # the folder's own dtype: weights train in float32 and are saved as they came
+    base_dtype = getattr(torch, saved.get("dtype") or saved.get("torch_dtype") or "float32")
     limit = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
     too_long = [i for i, r in enumerate(rows) if limit and len(r[0]) > limit]
     if too_long:
         raise RequestError(f"dataset records {too_long[:5]} are longer than the model's {limit} positions")
-    if opts.lora_rank > 0:
-        model = apply_lora(torch, model, opts, req["seed"] * 1000003 + req["step"])
     model.to(device)
     hp = req["hyperparameters"]
     batches = plan_updates(records, rows, req)
-    mode = f"LoRA r={opts.lora_rank}" if opts.lora_rank > 0 else "full fine-tune"
+    adapter = opts.lora_rank > 0 and opts.lora_output == "adapter"
+    mode = f"LoRA r={opts.lora_rank} ({opts.lora_output})" if opts.lora_rank > 0 else "full fine-tune"
     log(f"step {req['step']}: {len(rows)} records, {len(batches)} minibatches of {hp['minibatch_size']} {minibatch_unit(req)}, "
         f"{mode} on {device}, base {base_folder}")
 
@@ -212,10 +248,12 @@ def train_request(req, opts):
         log(f"step {req['step']} minibatch {done}/{total} loss {loss:.4f} tokens {n}")
 
     losses, trained = train_epoch(torch, model, batches, hp, device, opts, progress)
-    if opts.lora_rank > 0:
+    if opts.lora_rank > 0 and not adapter:
         model = model.merge_and_unload()  # a plain checkpoint any server loads (no adapter support needed)
     os.makedirs(out_dir, exist_ok=True)
-    _write_folder(torch, model.cpu(), base_folder, final, base_dtype)
+    _write_folder(torch, model.cpu(), full_folder, final, base_dtype, adapter)
+    if adapter and opts.register_lora_url:
+        register_adapter(opts.register_lora_url, os.path.abspath(final))
     protocol = req["protocol"] if req["protocol"] in PROTOCOLS else PROTOCOLS[0]
     response = {
         "protocol": protocol,

@@ -27,6 +27,9 @@ def parse_args(argv):
     p.add_argument("--lora-rank", type=int, default=0, help="0 = full fine-tune; otherwise a LoRA of this rank, merged into the new checkpoint")
     p.add_argument("--lora-alpha", type=float, help="LoRA alpha (default 2 x rank)")
     p.add_argument("--lora-targets", default="all-linear", help="peft target_modules (default all-linear)")
+    p.add_argument("--lora-output", choices=["merged", "adapter"], default="merged",
+                   help="merged: a full folder per step (any server); adapter: an adapter folder per step that the next step trains on (servers with LoRA support)")
+    p.add_argument("--register-lora-url", help="with --lora-output adapter: a vLLM server to load each new adapter into (POST /v1/load_lora_adapter, named by its path)")
     p.add_argument("--threads", type=int, help="CPU threads for PyTorch (default: PyTorch's choice)")
     p.add_argument("--microbatch-tokens", type=int, default=16384, help="padded tokens per forward/backward (gradient accumulation within a minibatch)")
     p.add_argument("--precision", choices=["auto", "bf16", "fp32"], default="auto", help="auto: bf16 autocast on a GPU, fp32 on CPU")
@@ -37,8 +40,11 @@ def parse_args(argv):
 def options(a):
     if a.lora_rank < 0:
         raise SystemExit("--lora-rank must be >= 0")
+    if a.lora_output == "adapter" and a.lora_rank == 0:
+        raise SystemExit("--lora-output adapter needs --lora-rank N (N > 0)")
     return Options(device=a.device, lora_rank=a.lora_rank, lora_alpha=a.lora_alpha, lora_targets=a.lora_targets,
-                   threads=a.threads, microbatch_tokens=a.microbatch_tokens, precision=a.precision, models_root=a.models_root)
+                   threads=a.threads, microbatch_tokens=a.microbatch_tokens, precision=a.precision, models_root=a.models_root,
+                   lora_output=a.lora_output, register_lora_url=a.register_lora_url)
 
 
 def run_one(text, opts, where):
