@@ -191,7 +191,7 @@ export class ValidatorPool {
         else done({ compile: { ok: false, harnessId, failure, violations: [limitViolation(failure)] }, types: null });
       };
       try {
-        child.send({ id, source, typecheck, cpuBudgetMs: Math.round(this.options.cpuMs * 0.9) } satisfies ValidatorRequest);
+        child.send({ id, source, typecheck, cpuBudgetMs: Math.round(this.options.cpuMs * 0.7) } satisfies ValidatorRequest);
       } catch {
         child.kill('SIGKILL'); // the channel closed under us: the exit handler answers
       }
@@ -221,16 +221,26 @@ export class ValidatorPool {
     return new Promise((resolve, reject) => {
       const child = fork(CHILD_ENTRY, [], {
         execArgv: ['--import', TSX_LOADER, `--max-old-space-size=${this.options.heapMb}`],
-        // stderr is dropped: a V8 out-of-memory report is expected here and says nothing the failure does not.
-        stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+        // stderr is kept only as a short tail for a start-up failure: a V8 out-of-memory report is expected
+        // later and says nothing the typed failure does not.
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         serialization: 'json',
       });
       // An idle validator must not keep the worker (or a test) alive; a request in progress keeps its poll timer.
       child.unref();
       child.channel?.unref();
+      let stderrTail = '';
+      child.stderr?.on('data', (d: Buffer) => {
+        if (!ready) stderrTail = (stderrTail + d.toString('utf8')).slice(-1_500);
+      });
+      (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
       let ready = false;
+      let startTimedOut = false;
       // Left referenced: it keeps a caller that awaits the start alive (the child and its channel are not).
-      const startTimer = setTimeout(() => child.kill('SIGKILL'), this.options.startMs);
+      const startTimer = setTimeout(() => {
+        startTimedOut = true;
+        child.kill('SIGKILL');
+      }, this.options.startMs);
       child.on('message', (m: ValidatorReply) => {
         if (m.type === 'ready') {
           ready = true;
@@ -242,7 +252,10 @@ export class ValidatorPool {
       child.on('exit', (code, signal) => {
         clearTimeout(startTimer);
         if (this.child === child) this.child = null;
-        if (!ready) return reject(new AgentSystemError(`the validator process failed to start within ${this.options.startMs} ms (code ${code}, signal ${signal})`));
+        if (!ready) {
+          const why = startTimedOut ? `did not start within ${this.options.startMs} ms` : `exited while starting (code ${code}, signal ${signal})`;
+          return reject(new AgentSystemError(`the validator process ${why}${stderrTail ? `: ${stderrTail.trim()}` : ''}`));
+        }
         if (this.closing) return;
         const working = this.onExit;
         if (working) {

@@ -2,7 +2,7 @@
 // limits (deep nesting, type-level recursion, huge unions and strings), host-file reads through type
 // references, and static-check evasion through escapes. Each names the typed result validation must end in.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { HarnessFailureKind } from '../../agent/harness-runner';
@@ -26,6 +26,8 @@ export const SECRET_FILE = path.join(secretDir, 'secret.ts');
 writeFileSync(SECRET_FILE, `export type Secret = '${SECRET_MARK}';\nexport declare const secret: '${SECRET_MARK}';\n`);
 writeFileSync(path.join(secretDir, 'secret.d.ts'), `declare const hostSecret: '${SECRET_MARK}';\n`);
 const SECRET_MODULE = SECRET_FILE.replace(/\.ts$/, '');
+/** Removes the host files above (call once the cases have run). */
+export const removeSecretFiles = (): void => rmSync(secretDir, { recursive: true, force: true });
 
 const pre = (preamble: string) => harnessSource({}, '', preamble);
 const times = (n: number, f: (i: number) => string, sep = '\n') => Array.from({ length: n }, (_, i) => f(i)).join(sep);

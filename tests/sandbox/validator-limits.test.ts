@@ -13,13 +13,15 @@ import { ValidatorPool, sharedValidator } from '../../harness-sandbox/validator-
 import { FULL_HOOKS_SOURCE, harnessSource } from '../agent/harness-fixtures';
 import { lookupEnv } from '../agent/toy-env';
 import { cleanupDir, path, proposeInput, setUp } from '../proposers/fixtures';
-import { OWN_CASES, REVIEW_CASES, SECRET_MARK, type HostileSourceCase } from './hostile-source-cases';
+import { OWN_CASES, REVIEW_CASES, SECRET_MARK, removeSecretFiles, type HostileSourceCase } from './hostile-source-cases';
 
 const pool = new SandboxPool();
 const validator = sharedValidator();
 after(() => pool.close());
+after(removeSecretFiles);
 const tools = lookupEnv.tools;
 const { cpuMs, wallMs } = validator.options;
+const times = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i)).join('\n');
 const figures: Array<{ name: string; kind: string; checkMs: number; maxGapMs: number }> = [];
 
 /** Samples this process's event loop every 10 ms; `stop()` returns the longest gap between ticks. */
@@ -107,7 +109,8 @@ void test('a killed validator child is replaced at once (no request needed) and 
   try {
     await own.warmUp();
     const first = own.pid;
-    const r = await own.check(REVIEW_CASES[1].source);
+    // The type-level string doubling: out of heap or over the CPU cap, either way the child is killed.
+    const r = await own.check(REVIEW_CASES[0].source);
     const died = performance.now();
     assert.equal(r.types?.ok, false);
     assert.equal(own.restarts, 1);
@@ -122,6 +125,24 @@ void test('a killed validator child is replaced at once (no request needed) and 
     figures.push({ name: 'healthy harness, warm child, not cached', kind: 'healthy', checkMs: Math.round(healthyMs), maxGapMs: 0 });
     // Start-up is ~1.3 s of CPU; the bound leaves room for a loaded machine but fails on a lazy restart.
     assert.ok(restartMs < 15_000, `replacement ready after ${Math.round(restartMs)} ms`);
+  } finally {
+    await own.close();
+  }
+});
+
+void test('a check over its CPU budget between declarations is stopped by the child itself: a typed timeout, no restart', async () => {
+  const own = new ValidatorPool({ cpuMs: 1_500 });
+  try {
+    await own.warmUp();
+    // Each interface is checked on its own (function bodies are deferred); the checker polls the child's
+    // CPU budget between them.
+    const slow = harnessSource({}, '', times(100, (i) => `type B${i}<A extends 0[] = []> = A['length'] extends ${400 + i} ? A : B${i}<[...A, 0]>;\nexport interface I${i} { x: B${i} }`));
+    const r = await own.check(slow);
+    assert.equal(r.types?.ok, false, JSON.stringify(r.types));
+    assert.ok(r.types && !r.types.ok);
+    assert.equal(r.types.failure.kind, 'timeout');
+    assert.match(r.types.failure.reason, /CPU budget/);
+    assert.equal(own.restarts, 0, 'the child stopped itself and stays warm');
   } finally {
     await own.close();
   }
