@@ -89,36 +89,39 @@ describe('model activities', () => {
     });
     const trajectories = trajectoriesFromJsonl((await deps.store.get(batch.trajectories)).toString('utf8')).map((t, i) => ({ ...t, reward: (i < 5 ? 1 : 0) as 0 | 1 }));
     const jsonl = trajectoriesToJsonl(trajectories);
-    const input = (store: DirectoryArtifactStore, checkpoint = prep.checkpoint): Promise<FineTuneStepInput> => store.put('trajectories', jsonl).then((ref) => ({
-      runId: 'r', step: 1, seed: 4, checkpoint, trajectories: ref, acceptThreshold: 0.5, learningRate: 1e-3, minibatchSize: 2,
-      weightDecay: 0, clipNorm: 1, deterministic: true,
-    }));
+    // Both minibatch units: 5 accepted trajectories (or their calls) in minibatches of 2 give several updates.
+    for (const unit of [{}, { minibatchUnit: 'trajectories' as const }]) {
+      const input = (store: DirectoryArtifactStore, checkpoint = prep.checkpoint): Promise<FineTuneStepInput> => store.put('trajectories', jsonl).then((ref) => ({
+        runId: 'r', step: 1, seed: 4, checkpoint, trajectories: ref, acceptThreshold: 0.5, learningRate: 1e-3, minibatchSize: 2,
+        weightDecay: 0, clipNorm: 1, deterministic: true, ...unit,
+      }));
 
-    const ftInput = await input(deps.store as DirectoryArtifactStore);
-    const full = await acts.fineTuneStep(ftInput);
-    assert.equal(full.updated, true);
-    assert.equal(full.acceptedTrajectories, 5);
-    assert.ok(full.minibatches >= 3, `expected several minibatches, got ${full.minibatches}`);
-    assert.notEqual(full.checkpoint.sha256, prep.checkpoint.sha256);
-    assert.deepEqual(await acts.fineTuneStep(ftInput), full, 'a repeated execution returns the stored result');
+      const ftInput = await input(deps.store as DirectoryArtifactStore);
+      const full = await acts.fineTuneStep(ftInput);
+      assert.equal(full.updated, true);
+      assert.equal(full.acceptedTrajectories, 5);
+      assert.ok(full.minibatches >= 3, `expected several minibatches, got ${full.minibatches}`);
+      assert.notEqual(full.checkpoint.sha256, prep.checkpoint.sha256);
+      assert.deepEqual(await acts.fineTuneStep(ftInput), full, 'a repeated execution returns the stored result');
 
-    // Interrupted after 2 minibatches, then retried with the last heartbeat: same checkpoint hash.
-    const other = makeDeps();
-    await other.store.put('checkpoint', baseBytes);
-    const ftInput2 = await input(other.store as DirectoryArtifactStore);
-    const beats: unknown[] = [];
-    let seen = 0;
-    await assert.rejects(runFineTuneStep(other, ftInput2, {
-      heartbeat: (d) => beats.push(d), resumeFrom: undefined, partialEveryMs: 0,
-      throwIfCancelled: () => { if (++seen > 2) throw new Error('worker killed'); },
-    }), /worker killed/);
-    const last = beats.at(-1) as { minibatch: number };
-    assert.equal(last.minibatch, 2);
-    const resumed = await runFineTuneStep(other, ftInput2, { heartbeat: () => undefined, resumeFrom: last, throwIfCancelled: () => undefined });
-    assert.equal(resumed.resumedFromMinibatch, 2);
-    assert.equal(resumed.checkpoint.sha256, full.checkpoint.sha256);
+      // Interrupted after 2 minibatches, then retried with the last heartbeat: same checkpoint hash.
+      const other = makeDeps();
+      await other.store.put('checkpoint', baseBytes);
+      const ftInput2 = await input(other.store as DirectoryArtifactStore);
+      const beats: unknown[] = [];
+      let seen = 0;
+      await assert.rejects(runFineTuneStep(other, ftInput2, {
+        heartbeat: (d) => beats.push(d), resumeFrom: undefined, partialEveryMs: 0,
+        throwIfCancelled: () => { if (++seen > 2) throw new Error('worker killed'); },
+      }), /worker killed/);
+      const last = beats.at(-1) as { minibatch: number };
+      assert.equal(last.minibatch, 2);
+      const resumed = await runFineTuneStep(other, ftInput2, { heartbeat: () => undefined, resumeFrom: last, throwIfCancelled: () => undefined });
+      assert.equal(resumed.resumedFromMinibatch, 2);
+      assert.equal(resumed.checkpoint.sha256, full.checkpoint.sha256);
+      await other.close();
+    }
     await deps.close();
-    await other.close();
   });
 
   it('skips the update, but reports, when nothing was accepted', async () => {
@@ -128,6 +131,6 @@ describe('model activities', () => {
     const r = await createModelActivities(deps).fineTuneStep({
       runId: 'r', step: 2, seed: 1, checkpoint: baseRef, trajectories, acceptThreshold: 0.5, learningRate: 1e-3, minibatchSize: 2, weightDecay: 0, clipNorm: 1, deterministic: true,
     });
-    assert.deepEqual(r, { checkpoint: baseRef, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0 });
+    assert.deepEqual(r, { checkpoint: baseRef, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0, keptCalls: 0, droppedCalls: 0 });
   });
 });
