@@ -7,6 +7,8 @@ import { spawn } from 'node:child_process';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { decodeCheckpoint, OrtSampler, renderChatPrompt, SPECIAL_TOKENS, type GenerateRequest } from '../../model';
 import { ModelRegistry } from '../../serve/model-registry';
 import { startServer, type ServeEvent } from '../../serve/server';
 import { ROOT } from '../workflows/env';
@@ -229,6 +231,29 @@ describe('a client that disconnects stops its generation', () => {
     // The sampler is free again: a small request is answered.
     const r = await raw(request('POST', '/v1/completions', completion()));
     assert.equal(r.status, 200, r.body);
+  });
+
+  it('withdrawing one request leaves the other rows of its batch exactly as they would be alone', { timeout: 120_000 }, async () => {
+    const sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(readFileSync(CKPT)), { threads: 1 });
+    try {
+      const rows = (seed: number, n: number): GenerateRequest[] => Array.from({ length: n }, (_, i) => ({
+        promptTokens: renderChatPrompt([{ role: 'user', content: `What is ${seed}+${i}?` }]), maxNewTokens: 24, temperature: 1, topK: 20, topP: 1, stopTokens: [SPECIAL_TOKENS.END, SPECIAL_TOKENS.EOT], seed: seed * 100 + i,
+      }));
+      const [left, stays] = [rows(1, 4), rows(2, 4)];
+      const alone = await sampler.generate(stays);
+      const leaving = new AbortController();
+      const together = sampler.generate([...left, ...stays], [...left.map(() => leaving.signal), ...stays.map(() => undefined)]);
+      leaving.abort();
+      const got = await together;
+      assert.ok(got.slice(0, 4).every((r) => r.cancelled === true && r.tokens.length < 24), 'the withdrawn rows stopped');
+      const kept = got.slice(4);
+      assert.ok(kept.every((r) => r.cancelled === undefined));
+      assert.deepEqual(kept.map((r) => r.tokens), alone.map((r) => r.tokens));
+      assert.deepEqual(kept.map((r) => r.stopReason), alone.map((r) => r.stopReason));
+      kept.forEach((r, i) => r.logprobs.forEach((lp, j) => assert.ok(Math.abs(lp - alone[i].logprobs[j]) < 1e-4, `logprob ${i}/${j}`)));
+    } finally {
+      await sampler.close();
+    }
   });
 });
 
