@@ -1,5 +1,5 @@
 // The `whale` command line: dev server, workers, starting and inspecting runs.
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
@@ -46,9 +46,17 @@ function readRunConfig(file: string): unknown {
   }
 }
 
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
 export function buildProgram(): Command {
   const program = new Command('whale')
     .description('WHALE (Weight-Harness Alternating LEarning) on Temporal')
+    .version(packageVersion(), '-V, --version', "print whale's version (package.json) and exit")
+    // Commander's own parse errors (unknown option or command, missing argument) throw instead of exiting
+    // with 1, so main() can exit 2 as for every usage error; set before the commands, which inherit it.
+    .exitOverride()
     .showHelpAfterError();
 
   program
@@ -238,6 +246,8 @@ export async function main(argv: string[]): Promise<void> {
     await buildProgram().parseAsync(argv);
     process.exit(process.exitCode ?? 0);
   } catch (err) {
+    // Commander has printed its message (and the help) already: --help and --version exit 0, a parse error 2.
+    if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
     const e = err as Error;
     process.stderr.write(`whale: ${e.message}\n`);
     process.exit(e instanceof UsageError ? 2 : 1);
