@@ -11,6 +11,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -131,6 +132,7 @@ def determinism_check(torch, device, tiny):
             resp = core.train_request(req, core.Options(device=str(device), lora_rank=lora))
             with open(os.path.join(resp["checkpoint"]["model"], "model.safetensors"), "rb") as f:
                 hashes[(lora, attempt)] = hashlib.sha256(f.read()).hexdigest()
+    shutil.rmtree(root, ignore_errors=True)
     return {"full_byte_equal": hashes[(0, "a")] == hashes[(0, "b")], "lora_byte_equal": hashes[(8, "a")] == hashes[(8, "b")],
             "device": str(device)}
 
