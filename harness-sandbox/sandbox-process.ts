@@ -107,6 +107,9 @@ export class SandboxProcess {
         if (!this.closing) this.restarts++;
         if (!ready) reject(new AgentSystemError(`sandbox process failed to start (code ${code}, signal ${signal})`));
         this.inFlight?.settle({ ok: false, failure: this.deathFailure(code, signal) });
+        // Start the replacement now, so the next request finds it ready; a failed start is retried by
+        // that request (ensureStarted) and reported there.
+        if (ready && !this.closing) this.ensureStarted().catch(() => undefined);
       });
       child.on('error', (e) => {
         if (!ready) reject(e);
@@ -160,9 +163,10 @@ export class SandboxProcess {
 
   /** Stops the child (pending requests get a runtime-error failure). */
   async close(): Promise<void> {
+    this.closing = true;
+    if (this.starting) await this.starting.catch(() => undefined); // a replacement being started
     const child = this.child;
     if (!child) return;
-    this.closing = true;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.disconnect();
     await exited;

@@ -3,7 +3,8 @@
 // function objects, iterator prototypes, RegExp's legacy statics, the require function), prototype chains
 // of input objects, getters, proxies, Symbols and toJSON in returned data, huge returned data, promise
 // tricks and re-entrancy. Each ends as the typed result named, run by tests/sandbox/hostile.test.ts.
-// Cases marked "(was: ...)" succeeded before the bootstrap's deep freeze and clock blocking.
+// The clock, GC-timing, RegExp-statics, Math.max, Set-iterator and require cases succeeded before the
+// bootstrap's deep freeze and clock blocking (checked against the previous commit); the others held already.
 
 import { harnessSource } from '../agent/harness-fixtures';
 import type { HostileCase } from './hostile-cases';
@@ -16,7 +17,7 @@ const deterministic = /hooks must be deterministic/;
 const frozen = /not extensible|read only|read-only|Cannot assign|Cannot define|Cannot add/;
 
 export const RUNTIME_CASES: HostileCase[] = [
-  // Clocks and entropy (was: succeeded).
+  // Clocks and entropy.
   { name: 'clock: new Date()', source: setup('return { state: new Date().getTime() };'), expect: 'runtime-error', stage: 'call', reason: deterministic, ...quick },
   { name: 'clock: Date() called as a function', source: setup('return { state: (Date as unknown as () => string)() };'), expect: 'runtime-error', stage: 'call', reason: deterministic, ...quick },
   { name: 'clock: Intl.DateTimeFormat().format()', source: setup('return { state: Intl.DateTimeFormat().format() };'), expect: 'runtime-error', stage: 'call', reason: deterministic, ...quick },
@@ -25,7 +26,7 @@ export const RUNTIME_CASES: HostileCase[] = [
   { name: 'clock: a Date subclass calling super() with no arguments', source: setup('class Now extends Date { constructor() { super(); } } return { state: new Now().getTime() };'), expect: 'runtime-error', stage: 'call', reason: deterministic, ...quick },
   { name: 'GC timing: WeakRef', source: setup(`const W = ${FN}('return WeakRef')(); return { state: typeof new W({}).deref() };`), expect: 'runtime-error', stage: 'call', reason: /WeakRef is not defined/, ...quick },
   { name: 'GC timing: FinalizationRegistry', source: setup(`const F = ${FN}('return FinalizationRegistry')(); new F(() => 0).register({}, 1); return { state: 1 };`), expect: 'runtime-error', stage: 'call', reason: /FinalizationRegistry is not defined/, ...quick },
-  // Built-ins as hidden state (was: succeeded).
+  // Built-ins as hidden state.
   { name: 'state: a property on the global object', source: setup(`const g = ${FN}('return this')(); g.memo = (g.memo ?? 0) + 1; return { state: g.memo };`), expect: 'runtime-error', stage: 'call', reason: frozen, ...quick },
   { name: 'state: a property on a built-in function (Math.max)', source: setup('const m = Math.max as unknown as { memo?: number }; m.memo = (m.memo ?? 0) + 1; return { state: m.memo };'), expect: 'runtime-error', stage: 'call', reason: frozen, ...quick },
   { name: 'state: the Set iterator prototype', source: setup("const p = Object.getPrototypeOf(new Set().values()) as Record<string, number>; p.memo = 1; return { state: p.memo };"), expect: 'runtime-error', stage: 'call', reason: frozen, ...quick },

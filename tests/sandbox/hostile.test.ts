@@ -73,6 +73,10 @@ void test('hostile suite summary: no sandbox process died, timings printed', () 
   assert.equal(pool.restarts, 0, 'isolate-level failures never cost a process');
   console.log(`hostile suite (hook CPU limit ${HOOK_CPU_MS} ms, isolate heap 32 MiB):`);
   for (const t of timings) console.log(`  ${t.kind.padEnd(18)} ${String(t.ms).padStart(5)} ms  ${t.name}`);
+  const slowest = new Map<string, { ms: number; name: string }>();
+  for (const t of timings) if ((slowest.get(t.kind)?.ms ?? -1) < t.ms) slowest.set(t.kind, t);
+  console.log('slowest containment per failure kind (load and call, then the typed result):');
+  for (const [kind, t] of slowest) console.log(`  ${kind.padEnd(18)} ${String(t.ms).padStart(5)} ms  ${t.name}`);
 });
 
 void test('hostile: mutating passed-in data and its prototypes changes only the isolate copy', async () => {
