@@ -1,7 +1,9 @@
 // Connection, namespace, task queues, activity timeouts and retry policies, validated with zod.
-// Every value has a default for the embedded dev server and an environment override (WHALE_*), read here
-// only (workers and the CLI call loadTemporalConfig; workflows receive activity options as data).
+// Every value has a default for the embedded dev server; the connection also comes from Temporal's own
+// profile file and TEMPORAL_* variables (@temporalio/envconfig), and WHALE_* variables override both. Read
+// here only (workers and the CLI call loadTemporalConfig; workflows receive activity options as data).
 import { z } from 'zod';
+import { loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 
 const Duration = z.string().regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as "500ms", "30s", "10m", "2h" or "1d"');
 
@@ -29,6 +31,8 @@ export const TemporalConfigSchema = z.object({
   /** TLS and API key for a self-hosted cluster or Temporal Cloud; off for the dev server. */
   tls: z.boolean().describe('Connect with TLS (a self-hosted cluster or Temporal Cloud); off for the dev server').default(false),
   apiKeyEnv: z.string().describe('Name of the environment variable holding a Temporal API key (never the key itself)').default('TEMPORAL_API_KEY'),
+  /** Filled by loadTemporalConfig from the variable named by apiKeyEnv, else the profile's api_key; never logged. */
+  apiKey: z.string().describe('The API key itself: from the variable named by apiKeyEnv, else the temporal.toml profile\'s api_key (never set it in code or print it)').optional(),
   /** Mutual TLS and custom CAs (self-hosted clusters, Temporal Cloud with certificates): PEM file paths; any of them turns TLS on. */
   tlsServerName: z.string().describe('TLS server name override; setting it turns TLS on').optional(),
   tlsCaCertPath: z.string().describe('PEM file of a custom CA; setting it turns TLS on (unit: file path)').optional(),
@@ -98,6 +102,46 @@ export const ENV_OVERRIDES: Record<string, string> = {
   WHALE_SHUTDOWN_GRACE: 'worker.shutdownGraceTime',
 };
 
+/**
+ * Temporal's standard connection settings (what the `temporal` CLI and every SDK read): the profile
+ * (TEMPORAL_PROFILE, default "default") of the TOML file at TEMPORAL_CONFIG_FILE or
+ * ~/.config/temporalio/temporal.toml, with TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
+ * TEMPORAL_TLS and TEMPORAL_TLS_* over it. Returned as config fields, which WHALE_* variables then override.
+ */
+export function temporalProfileFields(env: NodeJS.ProcessEnv): Record<string, unknown> {
+  let profile: ClientConfigProfile;
+  const file = env.TEMPORAL_CONFIG_FILE ?? '~/.config/temporalio/temporal.toml';
+  try {
+    profile = loadClientConfigProfile({ overrideEnvVars: env as Record<string, string> });
+  } catch (err) {
+    throw new Error(`cannot read the Temporal connection profile${env.TEMPORAL_PROFILE ? ` '${env.TEMPORAL_PROFILE}'` : ''} from ${file}: ${(err as Error).message}. Fix the file (or TEMPORAL_CONFIG_FILE / TEMPORAL_PROFILE), or unset them and use TEMPORAL_ADDRESS / WHALE_TEMPORAL_ADDRESS`);
+  }
+  const out: Record<string, unknown> = {};
+  if (profile.address) out.address = profile.address;
+  if (profile.namespace) out.namespace = profile.namespace;
+  if (profile.apiKey) out.apiKey = profile.apiKey;
+  const tls = profile.tls;
+  if (tls) {
+    // A file path only: the project passes TLS material as files (inline *_data values would be secrets in a config).
+    const filePath = (what: string, source: ConfigDataSource | undefined): string | undefined => {
+      if (source === undefined) return undefined;
+      if ('path' in source) return source.path;
+      throw new Error(`the Temporal connection profile in ${file} (or TEMPORAL_TLS_*_DATA) gives the TLS ${what} inline; this project reads TLS material from files: use ${what.replace(/ /g, '_')}_path (TEMPORAL_TLS_${what.toUpperCase().replace(/ /g, '_')}_PATH) instead`);
+    };
+    out.tls = tls.disabled !== true;
+    if (tls.disabled !== true) {
+      if (tls.serverName) out.tlsServerName = tls.serverName;
+      const ca = filePath('server ca cert', tls.serverCACert);
+      const cert = filePath('client cert', tls.clientCert);
+      const key = filePath('client key', tls.clientKey);
+      if (ca) out.tlsCaCertPath = ca;
+      if (cert) out.tlsClientCertPath = cert;
+      if (key) out.tlsClientKeyPath = key;
+    }
+  }
+  return out;
+}
+
 function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   let cur = obj;
@@ -114,9 +158,13 @@ function coerce(raw: string): unknown {
   return raw;
 }
 
-/** Builds the config from defaults, an optional partial object, then environment overrides. */
+/**
+ * Builds the config: defaults, then Temporal's profile and TEMPORAL_* variables (connection fields), then an
+ * optional partial object (tests), then WHALE_* overrides. The API key comes from the variable apiKeyEnv
+ * names, else from the profile.
+ */
 export function loadTemporalConfig(partial: Record<string, unknown> = {}, env: NodeJS.ProcessEnv = process.env): TemporalConfig {
-  const merged: Record<string, unknown> = structuredClone(partial);
+  const merged: Record<string, unknown> = { ...temporalProfileFields(env), ...structuredClone(partial) };
   for (const [name, dotted] of Object.entries(ENV_OVERRIDES)) {
     const raw = env[name];
     if (raw !== undefined && raw !== '') setPath(merged, dotted, coerce(raw));
@@ -130,7 +178,8 @@ export function loadTemporalConfig(partial: Record<string, unknown> = {}, env: N
     });
     throw new Error(`invalid Temporal configuration:\n${problems.join('\n')}`);
   }
-  return parsed.data;
+  const key = env[parsed.data.apiKeyEnv];
+  return key ? { ...parsed.data, apiKey: key } : parsed.data;
 }
 
 export default loadTemporalConfig;

@@ -1,5 +1,5 @@
-// Connections to Temporal for workers (NativeConnection) and clients (Connection), from temporal.config.ts.
-// Environment variables and secrets are read here and in the CLI only.
+// Connections to Temporal for workers (NativeConnection) and clients (Connection), from temporal.config.ts
+// (which reads Temporal's profile file, TEMPORAL_* and WHALE_* variables, and the API key).
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 
 function apiKey(config: TemporalConfig): string | undefined {
-  const key = process.env[config.apiKeyEnv];
-  return key && key.length > 0 ? key : undefined;
+  return config.apiKey && config.apiKey.length > 0 ? config.apiKey : undefined;
 }
 
 /**
@@ -61,7 +60,7 @@ export async function retryConnecting<T>(config: TemporalConfig, wait: ConnectWa
       const now = performance.now();
       if (!wait || now >= deadline || !TRANSIENT.test(message)) {
         const waited = wait && now - started >= 1000 ? ` (waited ${Math.round((now - started) / 1000)} s; --connect-timeout-ms or WHALE_WORKER_CONNECT_TIMEOUT_MS sets how long)` : '';
-        throw new Error(`cannot reach the Temporal server at ${config.address} (namespace ${config.namespace}): ${message}${waited}. Start one with \`whale dev\`, or set WHALE_TEMPORAL_ADDRESS.`, { cause: err });
+        throw new Error(`cannot reach the Temporal server at ${config.address} (namespace ${config.namespace}): ${message}${waited}. Start one with \`whale dev\`, or set TEMPORAL_ADDRESS (or WHALE_TEMPORAL_ADDRESS, which overrides it).`, { cause: err });
       }
       // Said at once and then every 10 s, so a supervisor's log shows what the worker waits for.
       if (now - lastLog >= 10_000) {
@@ -85,7 +84,7 @@ export async function connectClient(config: TemporalConfig): Promise<Client> {
   try {
     connection = await Connection.connect({ address: config.address, tls: tlsOptions(config), apiKey: apiKey(config), connectTimeout: '5s' });
   } catch (err) {
-    throw new Error(`cannot reach the Temporal server at ${config.address}: ${(err as Error).message}. Start one with \`whale dev\`, or set WHALE_TEMPORAL_ADDRESS.`);
+    throw new Error(`cannot reach the Temporal server at ${config.address}: ${(err as Error).message}. Start one with \`whale dev\`, or set TEMPORAL_ADDRESS (or WHALE_TEMPORAL_ADDRESS, which overrides it).`);
   }
   return new Client({ connection, namespace: config.namespace });
 }
