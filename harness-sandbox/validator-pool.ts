@@ -44,7 +44,7 @@ export const DEFAULT_VALIDATOR_OPTIONS: ValidatorOptions = {
   maxSourceBytes: 256 * 1024,
   pollMs: 50,
   startMs: 30_000,
-  cacheEntries: 512,
+  cacheEntries: 128,
 };
 
 export interface CheckOutcome {
