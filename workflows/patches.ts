@@ -7,3 +7,15 @@ export const SKIP_UNSCORED_ROUNDS_PATCH = 'harness-patience-skips-unscored-round
 
 /** A weight phase that patience ends gets a test evaluation of the (checkpoint, harness) pair it hands on. */
 export const TEST_AT_ADAPTIVE_STOP_PATCH = 'test-eval-at-adaptive-weight-stop';
+
+/**
+ * A stop request that ends a phase inside a unit (the step in flight finished) goes to the final evaluation
+ * at once; before, the next phase was opened and closed empty (a harness phase with -1 proposal rounds).
+ */
+export const STOP_ENDS_RUN_AFTER_PHASE_PATCH = 'stop-ends-run-after-phase';
+
+/**
+ * Worker Versioning: at a phase boundary, a run whose deployment's current version changed continues as new
+ * onto that version (a run pinned to its build otherwise stays on it until it ends).
+ */
+export const UPGRADE_AT_PHASE_BOUNDARY_PATCH = 'continue-as-new-onto-new-worker-version-at-phase-boundary';

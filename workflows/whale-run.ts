@@ -10,6 +10,8 @@ import {
   allHandlersFinished,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
+  patched,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -24,6 +26,8 @@ import { logContext } from './run-log';
 import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
+import { STOP_ENDS_RUN_AFTER_PHASE_PATCH } from './patches';
+import { UPGRADE_AT_PHASE_BOUNDARY_PATCH } from './patches';
 import {
   pauseRunSignal, pauseRunUpdate, resumeRunSignal, resumeRunUpdate, runStatusQuery, setSwitchingPolicyUpdate,
   stopRunSignal, stopRunUpdate, type StopMode,
@@ -74,12 +78,22 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
   }
   publish(state, 'running');
 
+  // True right after a unit that ended a phase: the only place a run moves to a new worker version.
+  let atPhaseBoundary = false;
   while (state.phase.kind !== 'done') {
     if (workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
       state.continuedAsNew += 1;
       return continueAsNew<typeof whaleRun>(input, state);
     }
+    // Only versioned workers (opt-in) ever see the flag; unversioned runs and older histories never reach patched().
+    if (atPhaseBoundary && workflowInfo().targetWorkerDeploymentVersionChanged && patched(UPGRADE_AT_PHASE_BOUNDARY_PATCH)) {
+      await condition(allHandlersFinished);
+      state.continuedAsNew += 1;
+      log.info('continuing as new onto the Worker Deployment\'s new current version at a phase boundary', { ...logContext(state) });
+      return makeContinueAsNewFunc<typeof whaleRun>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(input, state);
+    }
+    atPhaseBoundary = false;
     if (state.control.paused && !state.control.stop) {
       publish(state, 'paused');
       await condition(() => !state!.control.paused || state!.control.stop !== null);
@@ -90,11 +104,13 @@ export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSu
       continue;
     }
     const current = state;
+    const phaseBefore = phaseLabelOf(current);
     try {
       await CancellationScope.cancellable(async () => {
         unitScope = CancellationScope.current();
         await runUnit(current, acts);
       });
+      atPhaseBoundary = phaseLabelOf(current) !== phaseBefore;
     } catch (err) {
       if (isCancellation(err) && current.control.stop === 'abandon-step') {
         log.info('run stopped: current step abandoned on request', { ...logContext(current) });
@@ -179,14 +195,23 @@ function afterPhase(state: RunState): void {
     state.phase = { kind: 'final' };
     return;
   }
+  // A phase that a stop request ended goes straight to the final evaluation, as a stop between units does;
+  // runs recorded before this rule opened the next phase only to close it at once (patched).
+  if (state.control.stop && patched(STOP_ENDS_RUN_AFTER_PHASE_PATCH)) {
+    state.phase = state.control.stop === 'abandon-step' ? { kind: 'done' } : { kind: 'final' };
+    return;
+  }
   if (justFinished?.kind === 'harness') state.cycle += 1;
   state.stage += 1;
   enterStage(state);
 }
 
+function phaseLabelOf(state: RunState): string {
+  return state.phase.kind === 'weight' || state.phase.kind === 'harness' ? `${state.phase.kind}-${state.phase.index}` : state.phase.kind;
+}
+
 function publish(state: RunState, runState: string): void {
-  const phaseLabel = state.phase.kind === 'weight' || state.phase.kind === 'harness'
-    ? `${state.phase.kind}-${state.phase.index}` : state.phase.kind;
+  const phaseLabel = phaseLabelOf(state);
   upsertSearchAttributes([
     { key: WhalePhase, value: phaseLabel },
     { key: WhaleMethod, value: state.config.method },
