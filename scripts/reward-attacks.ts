@@ -2,9 +2,13 @@
 // paired per episode (same tasks, samples, run seed and step, so both see the same sampling seeds), and
 // prints what each earns next to h0 and how its episodes ended.
 //   node --import tsx scripts/reward-attacks.ts [--tasks 64] [--samples 4] [--seed 0] [--only name,name]
-// Tasks come from D_harness (the split a harness search scores on).
+// Tasks come from D_harness (the split a harness search scores on). With --existing it scores instead every
+// harness the project ships or writes (bench/existing-harnesses.ts) with a digest of the per-episode
+// rewards, so two trees' outputs show whether honest harnesses keep their scores episode for episode.
 import { runEpisodes } from '../agent/loop';
 import type { Trajectory } from '../agent/trajectory';
+import { createHash } from 'node:crypto';
+import { existingHarnesses } from '../bench/existing-harnesses';
 import { REWARD_ATTACKS, type AttackDomain } from '../bench/reward-attacks';
 import { SandboxPool } from '../harness-sandbox/pool';
 import { decodeCheckpoint, OrtSampler } from '../model';
@@ -39,12 +43,14 @@ async function main(): Promise<void> {
   const unknown = only.filter((n) => !REWARD_ATTACKS.some((a) => a.name === n));
   if (unknown.length) throw new Error(`unknown attack(s) ${unknown.join(', ')}; attacks: ${REWARD_ATTACKS.map((a) => a.name).join(', ')}`);
   const attacks = REWARD_ATTACKS.filter((a) => only.length === 0 || only.includes(a.name));
+  const existing = process.argv.includes('--existing');
   const domains = createDomainCache();
   const pool = new SandboxPool({ processes: 1 });
   const h0Runs = new Map<AttackDomain, Trajectory[]>();
   process.stdout.write(`reward attacks vs h0: ${tasksN} D_harness tasks x ${samples} samples, run seed ${seed}, committed base policies\n`);
   try {
-    for (const domain of [...new Set(attacks.map((a) => a.domain))]) {
+    const domainNames: AttackDomain[] = existing ? ['math', 'search-qa', 'chess'] : [...new Set(attacks.map((a) => a.domain))];
+    for (const domain of domainNames) {
       const instance = domains(domain);
       const tasks = instance.splits.harness.slice(0, tasksN);
       const sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(basePolicyOf(domain)), { threads: 2, maxBatchRows: 256 });
@@ -58,6 +64,16 @@ async function main(): Promise<void> {
           });
           return r.trajectories;
         };
+        if (existing) {
+          for (const h of existingHarnesses(domain, instance.environment, tasks)) {
+            const ts = await run(h.source);
+            const digest = createHash('sha256').update(ts.map((t) => `${key(t)}=${t.reward}`).join(',')).digest('hex').slice(0, 12);
+            process.stdout.write(`${domain} ${h.name.padEnd(40)} mean reward ${mean(ts).toFixed(3)} rewards ${digest} violations ${ts.filter((t) => t.stopReason === 'contract-violation').length}/${ts.length}\n`);
+            const v = ts.find((t) => t.stopReason === 'contract-violation');
+            if (v) process.stdout.write(`    e.g. ${v.stopDetail.slice(0, 240)}\n`);
+          }
+          continue;
+        }
         const h0 = await run(seedHarnessOf(domain));
         h0Runs.set(domain, h0);
         process.stdout.write(`${domain} h0: mean reward ${mean(h0).toFixed(3)} (${h0.length} episodes; ${stopCounts(h0)})\n`);

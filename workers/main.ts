@@ -3,7 +3,7 @@
 import { Runtime, DefaultLogger, makeTelemetryFilterString, type Worker } from '@temporalio/worker';
 import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
 import { connectWorker, retryConnecting, type ConnectWait } from './connection';
-import { createOrchestrationWorker } from './orchestration';
+import { createOrchestrationWorker, prepareWorkflowBundle } from './orchestration';
 
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -32,12 +32,14 @@ export function connectTimeoutMs(option: string | undefined, env = process.env.W
 }
 
 export async function createWorker(kind: WorkerKind, config: TemporalConfig, wait?: ConnectWait): Promise<{ worker: Worker; close: () => Promise<void> }> {
+  // Before connecting and outside the connection retry: a bundle problem is not a server problem.
+  const bundle = kind === 'orchestration' ? await prepareWorkflowBundle(process.env, wait?.log) : undefined;
   const connection = await connectWorker(config, wait);
   // The namespace may appear a moment after the server (a supervisor registering it): that is waited for too.
   return retryConnecting(config, wait, async () => {
     switch (kind) {
       case 'orchestration':
-        return { worker: await createOrchestrationWorker(connection, config), close: async () => undefined };
+        return { worker: await createOrchestrationWorker(connection, config, undefined, { bundle, log: wait?.log }), close: async () => undefined };
       case 'model': {
         // Loaded lazily: the orchestration worker never pays for onnxruntime or the sandbox. \`require\`, not
         // \`import()\`: the CLI registers tsx's CommonJS hook only, and Node's own import() cannot load './model'.
