@@ -34,14 +34,14 @@ const MEMORY_SHAPES: Array<{ name: string; preamble: string; get: string; set: s
   { name: 'array pushed at module level', preamble: 'const log: Array<[string, string]> = [];', get: 'log.find((e) => e[0] === k)?.[1]', set: 'log.push([k, v])' },
 ];
 
-/** Remembers the move a `continue` event confirmed at (task, turn) and hints it to later episodes. */
+/** Remembers the move a `continue` event confirmed at (task, turn) and hints it (encoded) to later episodes. */
 function memoriser(shape: { preamble: string; get: string; set: string }, useMemory = true): string {
   const recall = useMemory ? `((k: string) => ${shape.get})` : '((_k: string) => undefined as string | undefined)';
   return harnessSource(
     { name: 'memoriser', maxTurns: 6, retryBudgets: { formatErrors: 1, illegalActions: 1 } },
     `formatObservation(input) {
       const known = ${recall}(input.task.id + '|0');
-      return { state: input.state, text: 'Find the line.' + (known ? ' Known good move: ' + known : '') };
+      return { state: input.state, text: 'Find the line.' + (known ? ' Known good move index: ' + 'abcde'.indexOf(known) : '') };
     },
     feedback(input) {
       const e = input.event;
@@ -50,16 +50,20 @@ function memoriser(shape: { preamble: string; get: string; set: string }, useMem
       const v = e.answer;
       ${shape.set};
       const known = ${recall}(input.task.id + '|' + (input.turn + 1));
-      return { state: input.state, append: [{ role: 'tool', content: e.text + (known ? '. Known good move: ' + known : '') }] };
+      return { state: input.state, append: [{ role: 'tool', content: e.text + (known ? '. Known good move index: ' + 'abcde'.indexOf(known) : '') }] };
     },`,
     shape.preamble,
   );
 }
 
-/** The model follows a hint when it sees one; otherwise it plays a move picked by its seed. */
+/**
+ * The model follows a hint when it sees one; otherwise it plays a move picked by its seed. The hint is
+ * encoded (an index, not the move), as a memoriser would write it to get past the loop's no-injection
+ * rule, which refuses an answer that harness-written prompt text spelled out.
+ */
 const script = (prompt: string, req: { seed: number }) => {
-  const hint = /Known good move: (\w)/.exec(lastMessage(prompt));
-  return `<answer>${hint ? hint[1] : 'abcde'[req.seed % 5]}</answer>`;
+  const hint = /Known good move index: (\d)/.exec(lastMessage(prompt));
+  return `<answer>${'abcde'[hint ? Number(hint[1]) : req.seed % 5]}</answer>`;
 };
 const TASKS = [sequenceTask('p1', ['a', 'b', 'c', 'd', 'e', 'a']), sequenceTask('p2', ['c', 'a', 'e', 'b', 'd', 'd']), sequenceTask('p3', ['e', 'e', 'b', 'c', 'a', 'b'])];
 const sampling = { temperature: 1, topK: 20, topP: 1, maxNewTokensPerTurn: 64, maxEpisodeTokens: 512 };
