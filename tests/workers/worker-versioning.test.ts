@@ -107,6 +107,15 @@ describe('Worker Versioning: a run in flight moves to the new version at a phase
       assert.deepEqual(buildIds(second), [bHash], 'the continued run ran on build B only');
       assert.equal((second.events ?? []).at(-1)?.workflowExecutionCompletedEventAttributes !== undefined, true, 'the continued run completed');
 
+      // The drain checks of the documented upgrade procedure answer for the old build.
+      const described = await runTemporalCli(env.address, 'worker', 'deployment', 'describe-version', '--deployment-name', DEPLOYMENT, '--build-id', a.hash);
+      assert.equal(described.code, 0, described.out);
+      assert.match(described.out, new RegExp(a.hash));
+      await waitFor('visibility to list the first run under build A', async () => {
+        const r = await runTemporalCli(env.address, 'workflow', 'list', '-q', `TemporalWorkerDeploymentVersion = '${DEPLOYMENT}:${a.hash}'`);
+        return r.code === 0 && r.out.includes('wv-moved') ? true : undefined;
+      }, 60_000);
+
       for (const [name, history] of [['moved-run0', first], ['moved-run1', second]] as const) {
         await Worker.runReplayHistory({ workflowBundle: { codePath: bPath } }, history, name);
       }
