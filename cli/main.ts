@@ -16,6 +16,7 @@ import { followRun, formatSummary, listPresets, loadPreset } from './follow';
 import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeline';
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
+import { pointerModels } from '../audit/pointers';
 import { registerPretrainCommand } from './pretrain-command';
 import { applyCliRunSources, RunSourceError, type RunSourceCliOptions } from './run-sources';
 import { domainLabel } from '../domains/external';
@@ -26,6 +27,8 @@ import { registerGcCommand } from './gc-command';
 import { registerStopCommand } from './stop-command';
 import { registerBenchCommand } from './bench-command';
 import { registerHfCommands } from './hf-command';
+import { metricsAddress } from '../workers/metrics';
+import { registerTrackCommand } from './track-command';
 
 /** A user error: printed without a stack, exit code 2. */
 export class UsageError extends Error {
@@ -113,15 +116,17 @@ export function buildProgram(): Command {
     .requiredOption('--queue <kind>', `which worker: ${WORKER_KINDS.join(' | ')}`)
     .option('--json-logs', 'log JSON lines')
     .option('--connect-timeout-ms <ms>', `how long to wait for the Temporal server (and namespace) at start-up, retrying with backoff; 0 fails at once (default: WHALE_WORKER_CONNECT_TIMEOUT_MS, else ${DEFAULT_CONNECT_TIMEOUT_MS})`)
-    .action(async (opts: { queue: string; jsonLogs?: boolean; connectTimeoutMs?: string }) => {
+    .option('--metrics-address <host:port>', "serve the SDK's Prometheus metrics at http://<host:port>/metrics (default: WHALE_METRICS_ADDRESS_<QUEUE>, else WHALE_METRICS_ADDRESS, else off)")
+    .action(async (opts: { queue: string; jsonLogs?: boolean; connectTimeoutMs?: string; metricsAddress?: string }) => {
       if (!WORKER_KINDS.includes(opts.queue as WorkerKind)) throw new UsageError(`--queue must be one of ${WORKER_KINDS.join(', ')}; got '${opts.queue}'`);
       let timeoutMs: number;
       try {
         timeoutMs = connectTimeoutMs(opts.connectTimeoutMs);
+        metricsAddress(opts.queue as WorkerKind, opts.metricsAddress);
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs, connectTimeoutMs: timeoutMs });
+      await runWorker(opts.queue as WorkerKind, { json: opts.jsonLogs, connectTimeoutMs: timeoutMs, metricsAddress: opts.metricsAddress });
       process.exit(0);
     });
 
@@ -206,6 +211,7 @@ export function buildProgram(): Command {
   registerStopCommand(program);
   registerBenchCommand(program);
   registerHfCommands(program);
+  registerTrackCommand(program);
 
   program
     .command('audit')
@@ -220,7 +226,9 @@ export function buildProgram(): Command {
       const timeline = buildTimeline(id, histories);
       const phases = explainPhases(timeline);
       const out = path.resolve(opts.out ?? path.join('reports', `audit-${id}`));
-      const files = await writeReport(timeline, phases, out);
+      // A run on a served model: name the folders its checkpoint pointers point to (from the local store).
+      const models = await pointerModels(timeline, path.resolve(PROJECT_ROOT, loadTemporalConfig().artifactDir));
+      const files = await writeReport(timeline, phases, out, models);
       const mismatches = phases.filter((p) => p.matches === false).length;
       process.stdout.write(`audit of ${id}: ${phases.length} phases explained, ${mismatches} mismatch(es); wrote ${files.map((f) => path.join(out, f)).join(', ')}\n`);
       if (mismatches > 0) process.exitCode = 1;

@@ -4,6 +4,7 @@ import { Runtime, DefaultLogger, makeTelemetryFilterString, type Worker } from '
 import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
 import { connectWorker, retryConnecting, type ConnectWait } from './connection';
 import { createOrchestrationWorker, prepareWorkflowBundle } from './orchestration';
+import { metricsAddress, type MetricsAddress } from './metrics';
 
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -11,13 +12,20 @@ export type WorkerKind = (typeof WORKER_KINDS)[number];
 export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration', 'model', 'proposer'];
 
 let runtimeInstalled = false;
-function installRuntime(json: boolean): void {
+function installRuntime(json: boolean, kind: WorkerKind, metrics: MetricsAddress | null): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const logger = json
     ? new DefaultLogger('INFO', (e) => process.stdout.write(JSON.stringify({ level: e.level, msg: e.message, ...e.meta, ts: Number(e.timestampNanos / 1_000_000n) }) + '\n'))
     : new DefaultLogger('INFO');
-  Runtime.install({ logger, telemetryOptions: { logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  Runtime.install({
+    logger,
+    telemetryOptions: {
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN' }) },
+      // The SDK's worker metrics (task slots, poll and execution latencies) on http://<address>/metrics.
+      ...(metrics ? { metrics: { prometheus: { bindAddress: metrics.bindAddress }, globalTags: { whale_worker: kind } } } : {}),
+    },
+  });
 }
 
 /** How long a worker waits for its server at start-up unless told otherwise (a supervisor may start both at once). */
@@ -54,10 +62,12 @@ export async function createWorker(kind: WorkerKind, config: TemporalConfig, wai
   });
 }
 
-export async function runWorker(kind: WorkerKind, opts: { json?: boolean; connectTimeoutMs?: number } = {}): Promise<void> {
+export async function runWorker(kind: WorkerKind, opts: { json?: boolean; connectTimeoutMs?: number; metricsAddress?: string } = {}): Promise<void> {
   if (!WORKER_KINDS.includes(kind)) throw new Error(`unknown worker queue '${kind}': use one of ${WORKER_KINDS.join(', ')}`);
   const timeoutMs = opts.connectTimeoutMs ?? connectTimeoutMs(undefined);
-  installRuntime(opts.json ?? process.env.WHALE_LOG_FORMAT === 'json');
+  const metrics = metricsAddress(kind, opts.metricsAddress);
+  installRuntime(opts.json ?? process.env.WHALE_LOG_FORMAT === 'json', kind, metrics);
+  if (metrics) process.stderr.write(`[whale] ${kind} worker metrics (Prometheus) at http://${metrics.bindAddress}/metrics (from ${metrics.source})\n`);
   const config = loadTemporalConfig();
   const wait: ConnectWait = { timeoutMs, who: `${kind} worker`, log: (line) => process.stderr.write(`${line}\n`) };
   const { worker, close } = await createWorker(kind, config, wait);
