@@ -6,6 +6,7 @@ import { writeFileAtomic } from '../store/artifact-store';
 import type { PhaseExplanation } from './explain';
 import type { Timeline } from './timeline';
 import { parseDomainRef } from '../domains/external';
+import { pointerLines } from './pointers';
 
 type VegaLiteSpec = Record<string, unknown>;
 
@@ -90,7 +91,7 @@ export function originLines(t: Timeline): string[] {
   return [domain, '', lineage, ''];
 }
 
-export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string {
+export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models: Record<string, string> = {}): string {
   const s = t.summary;
   const trainingRollouts = t.steps.reduce((a, x) => a + x.rollouts, 0);
   const best = t.tests.filter((x) => x.label !== 'initial').reduce<number | null>((m, x) => (m === null || x.meanAt8 > m ? x.meanAt8 : m), null);
@@ -128,13 +129,15 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[]): string
     }
     lines.push('');
   }
+  lines.push(...pointerLines(t, models));
   lines.push('## Test evaluations', '', '| label | after weight step | rollouts | mean@8 |', '|---|---|---|---|', ...t.tests.map((x) => `| ${x.label} | ${x.atWeightStep} | ${x.atRollouts} | ${fmt(x.meanAt8)} |`), '');
   if (t.messages.length) lines.push('## Messages', '', ...t.messages.map((m) => `- ${m.kind} \`${m.name}\` after weight step ${m.atWeightStep}: ${JSON.stringify(m.args)}`), '');
   lines.push('## Configuration (expanded)', '', '```json', JSON.stringify(t.config, null, 2), '```', '');
   return lines.join('\n');
 }
 
-export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDir: string): Promise<string[]> {
+/** `models`: the model each checkpoint pointer names (audit/pointers.ts), for a run on a served model. */
+export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDir: string, models: Record<string, string> = {}): Promise<string[]> {
   const written: string[] = [];
   const specs = plotSpecs(t, phases);
   const svgs: Record<string, string> = {};
@@ -143,7 +146,7 @@ export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDi
     await writeFileAtomic(path.join(outDir, `${name}.svg`), svgs[name]);
     written.push(`${name}.svg`);
   }
-  const md = summaryMarkdown(t, phases);
+  const md = summaryMarkdown(t, phases, models);
   await writeFileAtomic(path.join(outDir, 'summary.md'), md);
   written.push('summary.md');
   const escape = (x: string) => x.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

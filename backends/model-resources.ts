@@ -5,6 +5,7 @@ import type { ArtifactStore } from '../store/artifact-store';
 import type { ModelBackend } from '../model';
 import type { ModelBackendsConfig } from './config';
 import { fetchMaxContext, OpenAIBackend } from './openai-backend';
+import { ApplicationFailure } from '@temporalio/common';
 import { readCheckpointPointer } from './checkpoint-pointer';
 
 export function withRolloutBackend(base: ModelResources, config: ModelBackendsConfig, store: ArtifactStore, env: NodeJS.ProcessEnv = process.env): ModelResources {
@@ -13,7 +14,17 @@ export function withRolloutBackend(base: ModelResources, config: ModelBackendsCo
     return {
       ...base,
       async sampler(ref) {
-        if (await readCheckpointPointer(store, ref)) throw new Error(`checkpoint ${ref.uri} is a pointer to weights outside the store (an external trainer's adapter); the embedded sampler cannot load it: configure an OpenAI-compatible rollout backend (docs/scale-out.md)`);
+        const pointer = await readCheckpointPointer(store, ref);
+        // Not retryable: every attempt on this worker would refuse it the same way.
+        if (pointer) {
+          throw ApplicationFailure.nonRetryable(
+            `checkpoint ${ref.uri} is a pointer to the served model ${pointer.model} (weights outside the store); the embedded sampler cannot run it. ` +
+              'Start the model worker with an OpenAI-compatible rollout backend that serves it, e.g. ' +
+              `WHALE_MODEL_BACKENDS='{"rollouts": {"kind": "openai", "baseUrl": "http://127.0.0.1:8000/v1", "api": "chat", "tokenizer": "foreign", "dialect": "transformers-serve", "maxContext": 1024, "maxConcurrency": 1}}' node bin/whale.js worker --queue model ` +
+              '(docs/real-models.md); a folder exported from a project checkpoint converts back with `node bin/whale.js import <folder> --out <file.ckpt>`',
+            'CheckpointPointer',
+          );
+        }
         return base.sampler(ref);
       },
     };

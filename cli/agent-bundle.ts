@@ -1,8 +1,10 @@
 // The tuned agent as a self-contained folder: the run's final (or best) checkpoint, the harness source that
 // was accepted with it, the domain's identity and tools (and, for a user's domain folder, a copy of it), and
 // a manifest with the run id, scores and hashes. `whale agent run` loads it with no server: the same agent
-// loop (agent/loop.ts) with the sampling settings and seed derivation of the run's test evaluation.
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// loop (agent/loop.ts) with the sampling settings and seed derivation of the run's test evaluation. The
+// weights also travel as a Hugging Face folder (hf/): the export of the project's model, or, for a run on a
+// served model (a checkpoint pointer), a copy of the folder the pointer names, then the only weights.
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
@@ -14,6 +16,8 @@ import { domainFiles, formatDomainRef, hashDomainFolder, loadDomainModule, parse
 import { getDomain } from '../domains/registry';
 import type { DomainInstance, EnvTask } from '../domains/types';
 import { decodeCheckpoint, OrtSampler } from '../model';
+import { exportHfFolder } from '../model/hf-folder';
+import { readCheckpointPointer } from '../backends/checkpoint-pointer';
 import { SandboxPool, type LoadHarnessResult } from '../harness-sandbox/pool';
 import { runEpisodes } from '../agent/loop';
 import type { Trajectory } from '../agent/trajectory';
@@ -45,7 +49,14 @@ export const BundleManifestSchema = z.strictObject({
     /** The tools the model may call, as the agent loop offers them (names, descriptions, parameters). */
     tools: z.array(z.unknown()),
   }),
-  checkpoint: z.strictObject({ file: z.literal('checkpoint.ckpt'), sha256: Sha, bytes: z.number().int() }),
+  /** The project checkpoint; null for a run on a served model, whose weights are only in hf/. */
+  checkpoint: z.strictObject({ file: z.literal('checkpoint.ckpt'), sha256: Sha, bytes: z.number().int() }).nullable(),
+  /**
+   * The weights as a Hugging Face folder (transformers, vLLM, TRL load it): `export` of the checkpoint, or a
+   * copy of a checkpoint pointer's folder (`pointer`, `model`: the name it was served under). Absent in
+   * bundles written before it existed.
+   */
+  hf: z.strictObject({ dir: z.literal('hf'), source: z.enum(['export', 'pointer']), model: z.string().nullable(), files: z.record(z.string(), Sha) }).optional(),
   harness: z.strictObject({ file: z.literal('harness.ts'), sha256: Sha, bytes: z.number().int(), name: z.string() }),
   scores: z.strictObject({
     initialMeanAt8: Score, bestMeanAt8: Score, finalMeanAt8: Score,
@@ -160,14 +171,23 @@ export async function exportBundle(client: Client, store: ArtifactStore, runId: 
   const harness = await store.get(pair.harness).catch((err: Error) => {
     throw new AgentBundleError(`the run's harness ${pair.harness.uri} cannot be read from the artifact store (${err.message})`);
   });
-  decodeCheckpoint(ckpt, `checkpoint ${pair.checkpoint.uri}`);
+  const pointer = await readCheckpointPointer(store, pair.checkpoint);
+  if (!pointer) decodeCheckpoint(ckpt, `checkpoint ${pair.checkpoint.uri}`);
+  else if (!existsSync(path.join(pointer.model, 'config.json'))) {
+    throw new AgentBundleError(`the run's weights are served model ${pointer.model}, which is not a Hugging Face folder on this machine (no config.json there): export on a machine that sees the trainer's checkpoint folders`);
+  }
   const { instance, name } = loadDomainInstance(config.domain);
   const ref = parseDomainRef(config.domain);
   const tmp = `${out}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   try {
-    writeFileSync(path.join(tmp, 'checkpoint.ckpt'), ckpt);
+    if (pointer) cpSync(pointer.model, path.join(tmp, 'hf'), { recursive: true });
+    else {
+      writeFileSync(path.join(tmp, 'checkpoint.ckpt'), ckpt);
+      await exportHfFolder(decodeCheckpoint(ckpt), path.join(tmp, 'hf'));
+    }
+    const hfFiles = Object.fromEntries(listFiles(path.join(tmp, 'hf')).map((rel) => [rel, sha256Hex(readFileSync(path.join(tmp, 'hf', rel)))]));
     writeFileSync(path.join(tmp, 'harness.ts'), harness);
     if (ref) {
       for (const rel of domainFiles(ref.dir)) cpSync(path.join(ref.dir, rel), path.join(tmp, 'domain', rel));
@@ -177,7 +197,8 @@ export async function exportBundle(client: Client, store: ArtifactStore, runId: 
     const manifest: BundleManifest = {
       bundleVersion: BUNDLE_VERSION, runId, which, exportedAt: new Date().toISOString(),
       domain: { name, ref: config.domain, kind: ref ? 'folder' : 'builtin', sha256: ref?.sha256 ?? null, answerKind: instance.environment.answerKind, tools: instance.environment.tools.map((t) => ({ ...t })) },
-      checkpoint: { file: 'checkpoint.ckpt', sha256: sha256Hex(ckpt), bytes: ckpt.byteLength },
+      checkpoint: pointer ? null : { file: 'checkpoint.ckpt', sha256: sha256Hex(ckpt), bytes: ckpt.byteLength },
+      hf: { dir: 'hf', source: pointer ? 'pointer' : 'export', model: pointer?.model ?? null, files: hfFiles },
       harness: { file: 'harness.ts', sha256: sha256Hex(harness), bytes: harness.byteLength, name: pair.harnessName },
       scores: {
         initialMeanAt8: outcome.initialMeanAt8, bestMeanAt8: outcome.bestMeanAt8, finalMeanAt8: outcome.finalMeanAt8,
@@ -195,11 +216,21 @@ export async function exportBundle(client: Client, store: ArtifactStore, runId: 
   }
 }
 
+/** Every file under `dir`, as forward-slash paths relative to it, sorted. */
+function listFiles(dir: string, rel = ''): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(path.join(dir, rel)).sort().flatMap((name) => {
+    const r = rel ? `${rel}/${name}` : name;
+    return statSync(path.join(dir, r)).isDirectory() ? listFiles(dir, r) : [r];
+  });
+}
+
 export interface LoadedBundle {
   dir: string;
   manifest: BundleManifest;
   manifestSha256: string;
-  checkpoint: Uint8Array;
+  /** Null for a bundle of a run on a served model (its weights are the hf/ folder). */
+  checkpoint: Uint8Array | null;
   harnessSource: string;
   /** For a bundle of a built-in domain: its registry name (the code is this project's). */
   builtinDomain: string | null;
@@ -230,7 +261,15 @@ export function loadBundle(dir: string): LoadedBundle {
     if (got !== sha) throw new AgentBundleError(`bundle ${abs}: ${name} has sha256 ${got}, the manifest says ${sha} (the file was changed or damaged): export the bundle again`);
     return bytes;
   };
-  const checkpoint = new Uint8Array(read(manifest.checkpoint.file, manifest.checkpoint.sha256));
+  const checkpoint = manifest.checkpoint ? new Uint8Array(read(manifest.checkpoint.file, manifest.checkpoint.sha256)) : null;
+  if (manifest.hf) {
+    const listed = Object.keys(manifest.hf.files).sort();
+    const present = listFiles(path.join(abs, 'hf'));
+    const extra = present.filter((f) => !(f in manifest.hf!.files));
+    if (extra.length) throw new AgentBundleError(`bundle ${abs}: hf/ holds ${extra.slice(0, 5).join(', ')}, which the manifest does not list: remove it or export the bundle again`);
+    for (const f of listed) read(`hf/${f}`, manifest.hf.files[f]);
+  }
+  if (!checkpoint && !manifest.hf) throw new AgentBundleError(`bundle ${abs}: the manifest names no checkpoint and no hf/ folder, so the bundle has no weights: export it again`);
   const harnessSource = read(manifest.harness.file, manifest.harness.sha256).toString('utf8');
   if (manifest.domain.kind === 'builtin') {
     checkBuiltinDomain(abs, manifest.domain.ref);
@@ -263,6 +302,10 @@ export interface BundleTaskResult {
  * can make a task from text. Samples 0..n-1 use the seeds of the run's test evaluation for (seed, task).
  */
 export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts: { seed: number; samples: number; threads: number; trust: BundleCodeTrust }): Promise<BundleTaskResult> {
+  const checkpoint = bundle.checkpoint;
+  if (!checkpoint) {
+    throw new AgentBundleError(`bundle ${bundle.dir} comes from a run on a served model: its weights are the Hugging Face folder ${path.join(bundle.dir, 'hf')}, which the embedded sampler cannot run. Serve that folder (docs/real-models.md) and train it on with \`whale run <config> --from ${bundle.dir}\` and an OpenAI-compatible rollout backend`);
+  }
   const { instance, taskFromText } = loadDomainInstance(bundleDomain(bundle, opts.trust));
   let task: EnvTask | undefined = instance.taskById(taskArg);
   const fromText = !task;
@@ -280,7 +323,7 @@ export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts:
   try {
     const loaded = await loadBundleHarness(pool, bundle.harnessSource);
     if (!loaded.ok) throw new AgentBundleError(`bundle harness does not load: ${loaded.failure.kind}: ${loaded.failure.reason}`);
-    sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(bundle.checkpoint, `bundle ${bundle.dir} checkpoint`), { threads: opts.threads, maxBatchRows: 256 });
+    sampler = await OrtSampler.fromCheckpoint(decodeCheckpoint(checkpoint, `bundle ${bundle.dir} checkpoint`), { threads: opts.threads, maxBatchRows: 256 });
     const s = bundle.manifest.sampling;
     const { trajectories } = await runEpisodes({
       backend: sampler, environment, harness: loaded.runner, tasks: [task], samplesPerTask: opts.samples,

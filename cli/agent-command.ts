@@ -52,7 +52,7 @@ export function registerAgentCommand(program: Command): void {
       const fmt = (x: number | null) => (x === null ? '-' : x.toFixed(4));
       process.stdout.write(
         `exported ${which} agent of ${runId} to ${out}\n` +
-          `  domain ${m.domain.name} (${m.domain.kind}${m.domain.sha256 ? `, sha256 ${m.domain.sha256.slice(0, 12)}` : ''}); harness ${m.harness.name}; checkpoint ${m.checkpoint.sha256.slice(0, 12)}\n` +
+          `  domain ${m.domain.name} (${m.domain.kind}${m.domain.sha256 ? `, sha256 ${m.domain.sha256.slice(0, 12)}` : ''}); harness ${m.harness.name}; ${m.checkpoint ? `checkpoint ${m.checkpoint.sha256.slice(0, 12)}` : `weights: the served model's folder (${m.hf?.model})`}; hf/ (Hugging Face folder, ${m.hf?.source})\n` +
           `  D_test mean@8: this pair ${fmt(m.scores.exportedMeanAt8)} (${m.scores.exportedLabel ?? '-'}), initial ${fmt(m.scores.initialMeanAt8)}, best ${fmt(m.scores.bestMeanAt8)}, final ${fmt(m.scores.finalMeanAt8)}\n` +
           `  try: whale agent run ${path.relative(process.cwd(), out) || '.'} "<task id or question>"\n`,
       );

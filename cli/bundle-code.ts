@@ -19,7 +19,7 @@ export function checkBuiltinDomain(bundleDir: string, ref: string): void {
 }
 
 /** The entries a bundle holds; a bundle with domain code may hold nothing else (see `checkCodeIsHashed`). */
-const BUNDLE_ENTRIES = new Set(['manifest.json', 'checkpoint.ckpt', 'harness.ts', 'domain']);
+const BUNDLE_ENTRIES = new Set(['manifest.json', 'checkpoint.ckpt', 'harness.ts', 'domain', 'hf']);
 
 /**
  * A bundle's domain code is trusted by its content hash, so everything Node could load from the bundle must

@@ -27,15 +27,16 @@ function age(ms: number): string {
 
 export function formatPlan(plan: GcPlan): string {
   const lines: string[] = [];
-  const n = plan.objects.length + plan.names.length + plan.archives.length + plan.tempFiles.length;
+  const n = plan.objects.length + plan.names.length + plan.archives.length + plan.tempFiles.length + plan.stepFolders.length;
+  const kept = `kept ${plan.kept.objects} objects, ${formatBytes(plan.kept.bytes)}; ${plan.kept.names} name bindings; ${plan.kept.archives} archives; ${plan.kept.stepFolders} trainer step folders`;
   lines.push(n === 0
-    ? `nothing to remove (kept ${plan.kept.objects} objects, ${formatBytes(plan.kept.bytes)}; ${plan.kept.names} name bindings; ${plan.kept.archives} archives)`
-    : `${plan.objects.length} objects, ${plan.names.length} name bindings, ${plan.archives.length} archives, ${plan.tempFiles.length} temp files: ${formatBytes(plan.bytes)} ` +
-      `(kept ${plan.kept.objects} objects, ${formatBytes(plan.kept.bytes)}; ${plan.kept.names} name bindings; ${plan.kept.archives} archives)`);
+    ? `nothing to remove (${kept})`
+    : `${plan.objects.length} objects, ${plan.names.length} name bindings, ${plan.archives.length} archives, ${plan.tempFiles.length} temp files, ${plan.stepFolders.length} trainer step folders: ${formatBytes(plan.bytes)} (${kept})`);
   for (const o of plan.objects) lines.push(`  object   ${o.sha256}  ${o.kind.padEnd(10)} ${formatBytes(o.bytes).padStart(10)}  age ${age(o.ageMs)}`);
   for (const b of plan.names) lines.push(`  name     ${b.name} -> ${b.target}`);
   for (const a of plan.archives) lines.push(`  archive  ${a.key}  (${a.files} files, ${formatBytes(a.bytes)})`);
   for (const t of plan.tempFiles) lines.push(`  temp     ${t.file}  ${formatBytes(t.bytes)}`);
+  for (const f of plan.stepFolders) lines.push(`  step     external-trainer/${f.key}  (${f.files} files, ${formatBytes(f.bytes)})`);
   return lines.join('\n');
 }
 
@@ -70,6 +71,6 @@ export function registerGcCommand(program: Command): void {
       }
       process.stdout.write(`${header}\nremoving ${formatPlan(plan)}\n`);
       for (const s of result.skipped) process.stdout.write(`  skipped ${s}\n`);
-      process.stdout.write(`removed ${result.removed.objects} objects, ${result.removed.names} name bindings, ${result.removed.archives} archives, ${result.removed.tempFiles} temp files: ${formatBytes(result.bytes)} freed\n`);
+      process.stdout.write(`removed ${result.removed.objects} objects, ${result.removed.names} name bindings, ${result.removed.archives} archives, ${result.removed.tempFiles} temp files, ${result.removed.stepFolders} trainer step folders: ${formatBytes(result.bytes)} freed\n`);
     });
 }

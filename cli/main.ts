@@ -16,6 +16,7 @@ import { followRun, formatSummary, listPresets, loadPreset } from './follow';
 import { buildTimeline, fetchHistories, readHistoryFiles } from '../audit/timeline';
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
+import { pointerModels } from '../audit/pointers';
 import { registerPretrainCommand } from './pretrain-command';
 import { applyCliRunSources, RunSourceError, type RunSourceCliOptions } from './run-sources';
 import { domainLabel } from '../domains/external';
@@ -225,7 +226,9 @@ export function buildProgram(): Command {
       const timeline = buildTimeline(id, histories);
       const phases = explainPhases(timeline);
       const out = path.resolve(opts.out ?? path.join('reports', `audit-${id}`));
-      const files = await writeReport(timeline, phases, out);
+      // A run on a served model: name the folders its checkpoint pointers point to (from the local store).
+      const models = await pointerModels(timeline, path.resolve(PROJECT_ROOT, loadTemporalConfig().artifactDir));
+      const files = await writeReport(timeline, phases, out, models);
       const mismatches = phases.filter((p) => p.matches === false).length;
       process.stdout.write(`audit of ${id}: ${phases.length} phases explained, ${mismatches} mismatch(es); wrote ${files.map((f) => path.join(out, f)).join(', ')}\n`);
       if (mismatches > 0) process.exitCode = 1;

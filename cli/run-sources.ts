@@ -11,6 +11,7 @@ import { connectClient } from '../workers/connection';
 import { PROJECT_ROOT } from './paths';
 import { DomainModuleError, isDomainPath, resolveDomainArgument } from '../domains/external';
 import { AgentBundleError, bundleDomain, loadBundle, pickPair, readRunOutcome } from './agent-bundle';
+import { storeHfPointer } from './hf-command';
 
 /** A user error in the run's sources (domain folder, --from): printed without a stack. */
 export class RunSourceError extends Error {
@@ -57,7 +58,8 @@ export async function applyRunSources(raw: unknown, opts: RunSourceOptions): Pro
       // The domain first: a bundle whose code is refused leaves nothing in the artifact store.
       if (config.domain === undefined) config.domain = pin(bundleDomain(bundle, { trusted: opts.trustBundleCode === true, notice: (line) => process.stderr.write(`${line}\n`) }), process.cwd());
       const store = opts.store();
-      const baseCheckpoint = await store.put('checkpoint', bundle.checkpoint);
+      // A bundle of a run on a served model carries its weights as hf/: the new run starts from a pointer to it.
+      const baseCheckpoint = bundle.checkpoint ? await store.put('checkpoint', bundle.checkpoint) : await storeHfPointer(store, path.join(bundle.dir, 'hf'));
       const baseHarness = await store.put('harness', bundle.harnessSource);
       config.model = { ...model, baseCheckpoint, baseHarness };
       config.lineage = {

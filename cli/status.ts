@@ -98,7 +98,8 @@ export function formatStatus(v: RunStatusView): string {
   for (const p of v.pending) if (p.lastFailure) lines.push(`  last failure of ${p.activityType}: ${p.lastFailure}`);
   if (v.disk && 'error' in v.disk) lines.push(`  disk use:    unknown (${v.disk.error})`);
   else if (v.disk) {
-    lines.push(`  disk use:    ${formatBytes(v.disk.bytes + v.disk.archiveBytes)}: ${v.disk.objects} objects (${formatBytes(v.disk.bytes)}, shared ones such as the base policy included) + ${v.disk.archives} harness archives (${formatBytes(v.disk.archiveBytes)}) in ${v.disk.store}`);
+    const steps = v.disk.stepFolders ? ` + ${v.disk.stepFolders} trainer step folders with the served weights its checkpoint pointers name (${formatBytes(v.disk.stepFolderBytes)})` : '';
+    lines.push(`  disk use:    ${formatBytes(v.disk.bytes + v.disk.archiveBytes + (v.disk.stepFolderBytes ?? 0))}: ${v.disk.objects} objects (${formatBytes(v.disk.bytes)}, shared ones such as the base policy included) + ${v.disk.archives} harness archives (${formatBytes(v.disk.archiveBytes)})${steps} in ${v.disk.store}`);
   }
   return lines.join('\n');
 }

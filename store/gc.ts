@@ -8,9 +8,11 @@
 // reachable JSON object keeps every hash it mentions (a fine-tune result keeps its checkpoint); a name
 // binding is kept while its target, or anything its target mentions, is kept (the idempotency cache of a
 // live run's step), and bindings under `pins/` are always kept. Each file is checked again right before it
-// is removed, so an object re-stored (touched) after the plan was made survives.
+// is removed, so an object re-stored (touched) after the plan was made survives. External-trainer step
+// folders go with the checkpoint pointers that name them (store/gc-step-folders.ts).
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { folderStats, pointerPaths, scanStepFolders, stepFolderOf, STEP_FOLDERS, type GcStepFolder } from './gc-step-folders';
 
 /** Everything live runs reference, gathered from Temporal (or written by hand in tests). */
 export interface LiveReferences {
@@ -41,9 +43,11 @@ export interface GcPlan {
   names: GcName[];
   archives: GcArchive[];
   tempFiles: GcTempFile[];
+  /** external-trainer/<key>/ folders no kept checkpoint pointer names (a trainer's request, dataset and weights). */
+  stepFolders: GcStepFolder[];
   /** Bytes the plan would free. */
   bytes: number;
-  kept: { objects: number; bytes: number; names: number; archives: number };
+  kept: { objects: number; bytes: number; names: number; archives: number; stepFolders: number };
 }
 
 const HEX64 = /(?<![0-9a-f])[0-9a-f]{64}(?![0-9a-f])/g;
@@ -239,14 +243,25 @@ export async function planGc(root: string, live: LiveReferences, opts: GcOptions
   const removeNames = names.filter((n) => !keptNames.has(n.name)).map((n) => ({ name: n.name, target: n.target ?? '(unreadable)', bytes: n.bytes }));
   const removeArchives = archives.filter((a) => !live.archiveKeys.has(a.key) && !young(a.newestMs)).map((a) => ({ key: a.key, bytes: a.bytes, files: a.files }));
   const removeTemps = temps.filter((t) => !young(t.mtimeMs)).map((t) => ({ file: path.relative(root, t.file), bytes: t.bytes }));
-  const bytes = [...removeObjects, ...removeNames, ...removeArchives, ...removeTemps].reduce((a, x) => a + x.bytes, 0);
+  // A step folder stays while a kept pointer names a path in it (never a live run's weights) or while it is young.
+  const pointedAt = new Set<string>();
+  for (const sha of keep) {
+    const o = objects.get(sha) as ObjectEntry;
+    for (const p of await pointerPaths(o.file, o.bytes)) {
+      const key = stepFolderOf(root, p);
+      if (key !== null) pointedAt.add(key);
+    }
+  }
+  const stepFolders = await scanStepFolders(root);
+  const removeSteps = stepFolders.filter((f) => !pointedAt.has(f.key) && !young(f.newestMs)).map((f) => ({ key: f.key, bytes: f.bytes, files: f.files }));
+  const bytes = [...removeObjects, ...removeNames, ...removeArchives, ...removeTemps, ...removeSteps].reduce((a, x) => a + x.bytes, 0);
   return {
-    root, cutoffMs: now - opts.graceMs, objects: removeObjects, names: removeNames, archives: removeArchives, tempFiles: removeTemps, bytes,
-    kept: { objects: keep.size, bytes: keptBytes, names: keptNames.size, archives: archives.length - removeArchives.length },
+    root, cutoffMs: now - opts.graceMs, objects: removeObjects, names: removeNames, archives: removeArchives, tempFiles: removeTemps, stepFolders: removeSteps, bytes,
+    kept: { objects: keep.size, bytes: keptBytes, names: keptNames.size, archives: archives.length - removeArchives.length, stepFolders: stepFolders.length - removeSteps.length },
   };
 }
 
-export interface GcResult { removed: { objects: number; names: number; archives: number; tempFiles: number }; bytes: number; skipped: string[] }
+export interface GcResult { removed: { objects: number; names: number; archives: number; tempFiles: number; stepFolders: number }; bytes: number; skipped: string[] }
 
 /**
  * Removes what a plan lists. Bindings go first (a binding must never point at a removed object), then
@@ -257,7 +272,7 @@ export async function applyGc(plan: GcPlan): Promise<GcResult> {
   const cutoff = plan.cutoffMs;
   const root = plan.root;
   const skipped: string[] = [];
-  const removed = { objects: 0, names: 0, archives: 0, tempFiles: 0 };
+  const removed = { objects: 0, names: 0, archives: 0, tempFiles: 0, stepFolders: 0 };
   let bytes = 0;
   const removeFile = async (file: string, label: string, size: number): Promise<boolean> => {
     const st = await statOrNull(file);
@@ -287,6 +302,18 @@ export async function applyGc(plan: GcPlan): Promise<GcResult> {
     await removeEmptyParents(path.dirname(dir), path.join(root, 'archives'));
   }
   for (const n of plan.names) await removeEmptyParents(path.dirname(path.join(root, 'names', n.name)), path.join(root, 'names'));
+  for (const f of plan.stepFolders ?? []) {
+    const dir = path.join(root, STEP_FOLDERS, f.key);
+    const now = await folderStats(dir);
+    if (!now) continue;
+    if (now.newestMs >= cutoff) {
+      skipped.push(`step folder ${STEP_FOLDERS}/${f.key} (modified since the plan was made)`);
+      continue;
+    }
+    await fs.rm(dir, { recursive: true, force: true });
+    removed.stepFolders += 1;
+    bytes += f.bytes;
+  }
   return { removed, bytes, skipped };
 }
 
@@ -298,12 +325,14 @@ async function removeEmptyParents(dir: string, stopAt: string): Promise<void> {
   }
 }
 
-export interface DiskUse { objects: number; bytes: number; archives: number; archiveBytes: number }
+/** `stepFolders`: external-trainer step folders the run's checkpoint pointers name (its served weights). */
+export interface DiskUse { objects: number; bytes: number; archives: number; archiveBytes: number; stepFolders: number; stepFolderBytes: number }
 
 /** Bytes in the store that one run's references point at (objects it mentions, and its archive folders). */
 export async function diskUse(root: string, refs: { hashes: Set<string>; archiveKeys: Set<string> }): Promise<DiskUse> {
-  const use: DiskUse = { objects: 0, bytes: 0, archives: 0, archiveBytes: 0 };
+  const use: DiskUse = { objects: 0, bytes: 0, archives: 0, archiveBytes: 0, stepFolders: 0, stepFolderBytes: 0 };
   const seen = new Set<string>();
+  const steps = new Set<string>();
   const queue = [...refs.hashes];
   while (queue.length) {
     const sha = queue.pop()!;
@@ -314,12 +343,22 @@ export async function diskUse(root: string, refs: { hashes: Set<string>; archive
     if (!st) continue;
     use.objects += 1;
     use.bytes += st.size;
+    for (const p of await pointerPaths(file, st.size)) {
+      const key = stepFolderOf(root, p);
+      if (key !== null) steps.add(key);
+    }
     for (const h of await mentionedHashes({ sha256: sha, file, bytes: st.size, mtimeMs: st.mtimeMs })) queue.push(h);
   }
   for (const a of await scanArchives(root)) {
     if (!refs.archiveKeys.has(a.key)) continue;
     use.archives += 1;
     use.archiveBytes += a.bytes;
+  }
+  for (const key of steps) {
+    const st = await folderStats(path.join(root, STEP_FOLDERS, key));
+    if (!st) continue;
+    use.stepFolders += 1;
+    use.stepFolderBytes += st.bytes;
   }
   return use;
 }

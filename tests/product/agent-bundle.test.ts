@@ -62,7 +62,9 @@ describe('agent bundle', () => {
     assert.match(out, /exported final agent of parent/);
     const manifest = BundleManifestSchema.parse(JSON.parse(readFileSync(path.join(bundle(), 'manifest.json'), 'utf8')));
     assert.equal(manifest.runId, 'parent');
-    assert.equal(manifest.checkpoint.sha256, parentFinal.checkpoint.sha256);
+    assert.equal(manifest.checkpoint?.sha256, parentFinal.checkpoint.sha256);
+    assert.equal(manifest.hf?.source, 'export', 'the bundle carries the checkpoint as a Hugging Face folder');
+    assert.ok(manifest.hf && 'model.safetensors' in manifest.hf.files && 'config.json' in manifest.hf.files);
     assert.equal(manifest.harness.sha256, parentFinal.harness.sha256);
     assert.equal(manifest.scores.exportedMeanAt8, parentFinal.meanAt8);
     assert.equal(manifest.domain.name, 'math');
