@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Test path only (not the demo's set-up): the Hugging Face reference trainer's venv (PyTorch, transformers,
+# peft) and the MLflow tracking server for the experiment-tracking test. Both idempotent; a failure stops here.
+bash scripts/setup-hf.sh
+bash scripts/setup-mlflow.sh
 export PATH="$PWD/.tools/bin:$PATH"
 export TEMPORAL_CLI_PATH="$PWD/.tools/bin/temporal"
 # The audit report's browser test needs Debian's chromium (CI runs as root; skipped when it is present).
