@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runEpisodes } from '../../agent/loop';
 import type { Trajectory } from '../../agent/trajectory';
+import { existingHarnesses } from '../../bench/existing-harnesses';
 import { REWARD_ATTACKS } from '../../bench/reward-attacks';
 import type { ChessReference } from '../../domains/chess/tasks';
 import { TeacherBackend, toolMessagesOf, type TeacherPolicy } from '../../domains/common/teacher';
 import { readSeedHarness } from '../../domains/harnesses';
 import type { MathReference } from '../../domains/math/generator';
+import { chainExpression } from '../../domains/math/teacher';
 import { getDomain } from '../../domains/registry';
 import type { QaReference } from '../../domains/search-qa/corpus';
 import type { EnvTask } from '../../domains/types';
@@ -75,7 +77,7 @@ for (const attack of REWARD_ATTACKS) {
   });
 }
 
-void test('the victims do fall for the attacks when nothing checks: each would earn more than h0 by substring provenance', () => {
+void test("the attacks' premises hold: the span-picking victim's turn contains the answer, the attack sources carry the solution", () => {
   // The attacks' premise, checked on the data rather than by running yesterday's loop: the span-picking
   // victim's text contains the answer, the chess victims would copy the solution.
   const t = mathTasks()[0];
@@ -85,4 +87,47 @@ void test('the victims do fall for the attacks when nothing checks: each would e
   assert.ok(REWARD_ATTACKS.find((a) => a.name === 'move-list-to-front')!.source([chess]).includes(chess.hidden.line[0]));
   const qa = getDomain('search-qa').load({ kind: 'synthetic' }).splits.harness[0] as EnvTask<QaReference>;
   assert.ok(REWARD_ATTACKS.find((a) => a.name === 'passage-extraction')!.source([qa]).includes(JSON.stringify(qa.hidden.answers[0])));
+});
+
+void test('a harness that grades in feedback (rejects every first answer, then says right or wrong) is a contract violation', async () => {
+  const tasks = mathTasks();
+  const key = JSON.stringify(Object.fromEntries(tasks.map((t) => [t.id, String((t.hidden as MathReference).answer)])));
+  const source = readSeedHarness('math')
+    .replace('maxTurns: 2,', 'maxTurns: 3,')
+    .replace('retryBudgets: { formatErrors: 0,', 'retryBudgets: { formatErrors: 1,')
+    .replace('const harness: HarnessDefinition', `const KEY: Record<string, string> = ${key};\nconst harness: HarnessDefinition`)
+    .replace('hooks: {},', `hooks: {
+    parseAction(input) {
+      const m = /<answer>([^<]*)<\\/answer>/.exec(input.text);
+      if (m && input.turn === 0) return { state: input.state, action: { kind: 'none', reason: 'answer again' } };
+      return { state: input.state, action: m ? { kind: 'answer', answer: m[1].trim() } : { kind: 'none', reason: 'no answer' } };
+    },
+    feedback(input) {
+      const last = input.messages[input.messages.length - 1].content;
+      const right = last.includes('<answer>' + KEY[input.task.id] + '</answer>');
+      return { state: input.state, append: [{ role: 'user', content: right ? 'Right. Repeat it.' : 'Wrong. Try again.' }] };
+    },
+  },`);
+  const victim: TeacherPolicy<unknown> = ({ task, turn }) => `<answer>${(task.hidden as MathReference).answer + (turn === 0 ? 1 : 0)}</answer>`;
+  const ts = await run('math', source, victim);
+  assert.ok(ts.every((t) => t.stopReason === 'contract-violation' && t.harnessFailure?.hook === 'feedback'), ts[0].stopDetail);
+});
+
+void test('every harness the project ships or its catalogue writes passes the rules with an honest model', async () => {
+  const inst = getDomain('math').load({ kind: 'synthetic' });
+  const tasks = inst.splits.harness.slice(0, TASKS) as EnvTask<unknown>[];
+  // Calls the calculator with the problem's own chain (sometimes answering first), then copies the result.
+  const honest: TeacherPolicy<unknown> = ({ task, prompt, rng }) => {
+    const result = toolMessagesOf(prompt).map((m) => /-?\d+(?:\.\d+)?/.exec(m)?.[0]).find((x) => x !== undefined);
+    if (result !== undefined) return `The answer is <answer>${result}</answer>`;
+    if (rng.chance(0.3)) return `<answer>${(task.hidden as MathReference).answer}</answer>`;
+    return `<calc>${chainExpression(task.itemId) ?? '1+1'}</calc>`;
+  };
+  const harnesses = existingHarnesses('math', inst.environment, tasks);
+  assert.ok(harnesses.length >= 20, `only ${harnesses.length} harnesses`);
+  for (const h of harnesses) {
+    const ts = await run('math', h.source, honest);
+    const v = ts.find((t) => t.stopReason === 'contract-violation');
+    assert.equal(v, undefined, `${h.name}: ${v?.stopDetail}`);
+  }
 });
