@@ -35,11 +35,17 @@ export class MlflowExporter implements RunExporter {
 
   private async call<T>(method: 'GET' | 'POST', api: string, body?: Record<string, unknown>, okStatuses: number[] = []): Promise<{ status: number; json: T }> {
     const url = method === 'GET' && body ? `${this.base}${api}?${new URLSearchParams(body as Record<string, string>)}` : `${this.base}${api}`;
-    let res: Response;
-    try {
-      res = await fetch(url, { method, headers: method === 'POST' ? { 'content-type': 'application/json' } : undefined, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined });
-    } catch (err) {
-      throw new MlflowError(`cannot reach the MLflow tracking server at ${this.base} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); start one with \`mlflow server\` or fix --mlflow-uri`);
+    let res: Response | null = null;
+    for (let attempt = 1; !res; attempt++) {
+      try {
+        res = await fetch(url, { method, headers: method === 'POST' ? { 'content-type': 'application/json' } : undefined, body: method === 'POST' ? JSON.stringify(body ?? {}) : undefined });
+      } catch (err) {
+        const cause = (err as Error).cause as (Error & { code?: string }) | undefined;
+        // The server (uvicorn) closes idle keep-alive connections; a request sent on one as it closes never
+        // reached it, so sending it again on a fresh connection cannot log a point twice.
+        if (cause?.code === 'UND_ERR_SOCKET' && attempt < 3) continue;
+        throw new MlflowError(`cannot reach the MLflow tracking server at ${this.base} (${cause?.message ?? (err as Error).message}); start one with \`mlflow server\` or fix --mlflow-uri`);
+      }
     }
     const text = await res.text();
     if (!res.ok && !okStatuses.includes(res.status)) throw new MlflowError(`MLflow ${method} ${api} answered ${res.status}: ${text.slice(0, 500)}`);
@@ -128,7 +134,9 @@ export class MlflowExporter implements RunExporter {
     });
     for (const rel of walk('')) {
       const target = `${this.base}/api/2.0/mlflow-artifacts/artifacts/${m[1].split('/').map(encodeURIComponent).join('/')}/audit/${rel.split('/').map(encodeURIComponent).join('/')}`;
-      const res = await fetch(target, { method: 'PUT', body: readFileSync(path.join(dir, rel)) });
+      const put = () => fetch(target, { method: 'PUT', body: readFileSync(path.join(dir, rel)) });
+      // A PUT replaces the file: sending it again after a closed keep-alive connection is harmless.
+      const res = await put().catch((err: Error) => ((err.cause as { code?: string } | undefined)?.code === 'UND_ERR_SOCKET' ? put() : Promise.reject(err)));
       if (!res.ok) throw new MlflowError(`uploading ${rel} to MLflow answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
       n++;
     }

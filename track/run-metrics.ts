@@ -10,7 +10,7 @@ type History = temporal.api.history.v1.IHistory;
 /**
  * The metric keys and what their `step` counts. Per weight step (step = weight step): the training signal,
  * the accepted trajectories, the fine-tune loss, the step's rollouts, the training + search rollouts spent so
- * far, and the phase it ran in. Test evaluations use step = rollouts spent when scheduled, because several
+ * far, and the cycle it ran in (1 + harness phases finished before it, the workflow's own rule). Test evaluations use step = rollouts spent when scheduled, because several
  * evaluations can fall on one weight step (a harness phase trains no weights).
  */
 export const METRIC_KEYS = {
@@ -19,7 +19,6 @@ export const METRIC_KEYS = {
   loss: 'train/loss',
   stepRollouts: 'train/rollouts',
   rolloutsSpent: 'rollouts_spent',
-  phaseIndex: 'phase/index',
   cycle: 'phase/cycle',
   testMeanAt8: 'test/mean_at_8',
   testAtWeightStep: 'test/at_weight_step',
@@ -30,9 +29,15 @@ function toMillis(t: temporal.api.history.v1.IHistoryEvent['eventTime']): number
   return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
-/** Completion times of rolloutBatch and evaluateTest activities, in history order (the timeline's order). */
-function completionTimes(histories: History[]): { steps: number[]; tests: number[]; start: number; end: number | null } {
+/**
+ * Completion times of rolloutBatch and evaluateTest activities in history order (the timeline's order), and
+ * per rollout batch the harness phases finished before it. Only what the history holds when the step
+ * completes: the phase records arrive with the result or a continue-as-new, too late for a run followed live.
+ */
+function completionTimes(histories: History[]): { steps: number[]; harnessBefore: number[]; tests: number[]; start: number; end: number | null } {
   const steps: number[] = [];
+  const harnessBefore: number[] = [];
+  let harnessDone = 0;
   const tests: number[] = [];
   let start = 0;
   let end: number | null = null;
@@ -45,7 +50,11 @@ function completionTimes(histories: History[]): { steps: number[]; tests: number
       const c = e.activityTaskCompletedEventAttributes;
       if (c) {
         const type = types.get(String(c.scheduledEventId));
-        if (type === 'rolloutBatch') steps.push(toMillis(e.eventTime));
+        if (type === 'rolloutBatch') {
+          steps.push(toMillis(e.eventTime));
+          harnessBefore.push(harnessDone);
+        }
+        if (type === 'finalizeHarnessPhase') harnessDone++;
         if (type === 'evaluateTest') tests.push(toMillis(e.eventTime));
       }
       if (e.workflowExecutionCompletedEventAttributes || e.workflowExecutionFailedEventAttributes || e.workflowExecutionTerminatedEventAttributes
@@ -54,7 +63,7 @@ function completionTimes(histories: History[]): { steps: number[]; tests: number
       if (e.workflowExecutionContinuedAsNewEventAttributes) end = null;
     }
   }
-  return { steps, tests, start, end };
+  return { steps, harnessBefore, tests, start, end };
 }
 
 /** `{ a: { b: 1 }, c: [1, 2] }` -> `{ 'a.b': '1', c: '[1,2]' }` (a tracker's params are flat strings). */
@@ -67,14 +76,6 @@ export function flattenParams(value: unknown, prefix = '', out: Record<string, s
   return out;
 }
 
-/** The phase record index and cycle each weight step ran in (steps of the unfinished phase get the next index). */
-function phaseOfStep(t: Timeline, step: number): { index: number; cycle: number } {
-  const weightPhases = t.recordedPhases.filter((p) => p.kind === 'weight');
-  for (const p of weightPhases) if (step > p.startStep && step <= p.endStep) return { index: p.index, cycle: p.cycle };
-  const last = t.recordedPhases[t.recordedPhases.length - 1];
-  return { index: last ? last.index + 1 : 0, cycle: last ? last.cycle + (last.kind === 'harness' ? 1 : 0) : 0 };
-}
-
 const STATUS: Record<Timeline['status'], TrackedStatus> = { running: 'running', completed: 'finished', failed: 'failed', other: 'killed' };
 
 export function trackedRun(t: Timeline, histories: History[], extraTags: Record<string, string> = {}): TrackedRun {
@@ -85,14 +86,12 @@ export function trackedRun(t: Timeline, histories: History[], extraTags: Record<
     const add = (key: string, value: number | null | undefined) => {
       if (typeof value === 'number' && Number.isFinite(value)) metrics.push({ key, value, step: s.step, timestamp });
     };
-    const phase = phaseOfStep(t, s.step);
     add(METRIC_KEYS.reward, s.meanReward);
     add(METRIC_KEYS.accepted, s.accepted);
     add(METRIC_KEYS.loss, s.fineTune?.meanLoss);
     add(METRIC_KEYS.stepRollouts, s.rollouts);
     add(METRIC_KEYS.rolloutsSpent, s.atRollouts);
-    add(METRIC_KEYS.phaseIndex, phase.index);
-    add(METRIC_KEYS.cycle, phase.cycle);
+    add(METRIC_KEYS.cycle, 1 + (times.harnessBefore[i] ?? 0));
   });
   t.tests.forEach((e, i) => {
     const timestamp = times.tests[i] ?? times.start;

@@ -28,7 +28,16 @@ export interface TrackSource {
 export function serverSource(client: Client, workflowId: string): TrackSource {
   return {
     workflowId,
-    histories: () => fetchHistories(client, workflowId),
+    async histories() {
+      try {
+        return await fetchHistories(client, workflowId);
+      } catch (err) {
+        // Visibility (the list of a chain's runs) can lag a run started a moment ago: its own history then.
+        const handle = client.workflow.getHandle(workflowId);
+        if (!(await handle.describe().then(() => true, () => false))) throw err;
+        return [await handle.fetchHistory()];
+      }
+    },
     async describeTags() {
       const d = await client.workflow.getHandle(workflowId).describe();
       const tags: Record<string, string> = {};

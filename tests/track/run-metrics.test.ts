@@ -29,9 +29,13 @@ describe('a run as a tracker sees it', () => {
       const ts = series(key).map((m) => m.timestamp);
       assert.deepEqual(ts, [...ts].sort((a, b) => a - b), key);
     }
-    // Phase index per step: a step is inside the weight phase that recorded it.
-    for (const p of t.recordedPhases.filter((r) => r.kind === 'weight')) {
-      for (const m of series(METRIC_KEYS.phaseIndex).filter((x) => x.step > p.startStep && x.step <= p.endStep)) assert.equal(m.value, p.index);
+    // The cycle of each step, from the history as it grew, equals the cycle of the weight phase that recorded it.
+    const weightPhases = t.recordedPhases.filter((r) => r.kind === 'weight');
+    assert.ok(new Set(weightPhases.map((p) => p.cycle)).size >= 2);
+    for (const p of weightPhases) {
+      const inPhase = series(METRIC_KEYS.cycle).filter((x) => x.step > p.startStep && x.step <= p.endStep);
+      assert.equal(inPhase.length, p.endStep - p.startStep);
+      for (const m of inPhase) assert.equal(m.value, p.cycle, `step ${m.step}`);
     }
     assert.equal(run.params.method, t.config!.method);
     assert.equal(run.params['weight.promptsPerStep'], String(t.config!.weight.promptsPerStep));
@@ -50,6 +54,22 @@ describe('a run as a tracker sees it', () => {
       const a = part.metrics.filter((m) => m.key === key).map((m) => m.step);
       const b = full.metrics.filter((m) => m.key === key).map((m) => m.step);
       assert.deepEqual(b.slice(0, a.length), a, key);
+    }
+  });
+
+  it('a history cut anywhere (a run followed live) gives a prefix of the full series, values included', () => {
+    const [full] = readHistoryFiles([path.join(H, 'fixed-schedule.json')]);
+    const whole = trackedRun(buildTimeline('f', [full]), [full]);
+    const events = full.events ?? [];
+    for (const cut of [Math.floor(events.length / 3), Math.floor(events.length / 2), Math.floor((events.length * 4) / 5)]) {
+      const part = { ...full, events: events.slice(0, cut) };
+      const run = trackedRun(buildTimeline('f', [part]), [part]);
+      assert.equal(run.status, 'running');
+      for (const key of Object.values(METRIC_KEYS)) {
+        const a = run.metrics.filter((m) => m.key === key).map((m) => [m.step, m.value]);
+        const b = whole.metrics.filter((m) => m.key === key).map((m) => [m.step, m.value]);
+        assert.deepEqual(b.slice(0, a.length), a, `${key} cut at event ${cut}`);
+      }
     }
   });
 
