@@ -90,8 +90,8 @@ function whaleAsync(c: ProductCluster, args: string[], timeoutMs: number): Promi
   }));
 }
 
-describe('whale track to MLflow, and the workers\' Prometheus endpoints', { skip: SKIP }, () => {
-  it('scrapes the workers, exports a real run, reads its metrics back equal to its status and history, and re-exports without duplicates', async (t) => {
+describe('whale track to MLflow, and the workers\' Prometheus endpoints', () => {
+  it('scrapes the workers, exports a real run, reads its metrics back equal to its status and history, and re-exports without duplicates', { skip: SKIP }, async (t) => {
     const c = cluster!;
     // Both endpoints answer with the SDK's worker metrics, labelled with the worker kind.
     for (const kind of ['orchestration', 'model'] as const) {
