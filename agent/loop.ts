@@ -8,7 +8,7 @@ import type { GenerateRequest, ModelBackend } from '../model/backend';
 import { SPECIAL_TOKENS, renderChatPrompt } from '../model/tokenizer';
 import { actionStopStrings } from './actions';
 import { AgentConfigError, AgentSystemError } from './errors';
-import type { DomainEnvironment, EnvTask, ToolSpec } from './environment';
+import type { DomainEnvironment, EnvTask, JsonObject, ToolSpec } from './environment';
 import type { HarnessManifest, ParseActionOutput, TurnEvent } from './harness-contract';
 import { checkToolParams } from './harness-contract';
 import type { HarnessRunner, PhaseCall, PhaseResult, ReactPhaseOutput, StartPhaseOutput } from './harness-runner';
@@ -199,15 +199,16 @@ class RolloutBatch<Hidden> {
   /** Parses every generating episode's action (a batched harness call only if it overrides parsing), then
    * runs the no-grading check on turns whose answer span the harness did not submit. */
   async parse(generating: Episode<Hidden>[], texts: string[]): Promise<Array<ParseActionOutput | null>> {
+    const observations = generating.map((ep) => this.env.observe(ep.task, ep.envState));
     const parsed = await this.phase(
       generating,
       (ep, i) => ({
         phase: 'parse',
-        input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools: this.tools, observation: this.env.observe(ep.task, ep.envState) },
+        input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: texts[i], tools: this.tools, observation: observations[i] },
       }),
       (o) => ('action' in o ? o : null),
     );
-    await this.checkNoGrading(generating, texts, parsed);
+    await this.checkNoGrading(generating, texts, parsed, observations);
     return parsed;
   }
 
@@ -229,14 +230,14 @@ class RolloutBatch<Hidden> {
    * swapped for the alternative (the reference if wrong, a wrong value if right): the two outputs must be
    * equal up to the answer, or the harness graded the answer (a contract violation).
    */
-  private async checkNoGrading(generating: Episode<Hidden>[], texts: string[], parsed: Array<ParseActionOutput | null>): Promise<void> {
+  private async checkNoGrading(generating: Episode<Hidden>[], texts: string[], parsed: Array<ParseActionOutput | null>, observations: JsonObject[]): Promise<void> {
     this.swaps.clear();
     const pending: Array<{ i: number; swap: Omit<AnswerSwap, 'swappedState'> }> = [];
     const pattern = this.env.answerPattern;
     const shaped = pattern ? new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace('g', '')) : null;
     generating.forEach((ep, i) => {
       const evidence = this.provenanceOf(ep);
-      evidence.trust(...stringLeaves(this.env.observe(ep.task, ep.envState)));
+      evidence.trust(...stringLeaves(observations[i]));
       evidence.saw(ep.messages.slice(0, -1));
       // The turn's own text is trusted only for later prompts (`saw` moved the clock past this one).
       evidence.trust(texts[i], ...tagBodies(texts[i]));
@@ -252,7 +253,7 @@ class RolloutBatch<Hidden> {
     const again = this.manifest.hooks.includes('parseAction')
       ? await this.phase(
           eps,
-          (ep, j) => ({ phase: 'parse', input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: pending[j].swap.swappedText, tools: this.tools, observation: this.env.observe(ep.task, ep.envState) } }),
+          (ep, j) => ({ phase: 'parse', input: { task: taskView(ep.task), state: ep.harnessState, turn: ep.turn, text: pending[j].swap.swappedText, tools: this.tools, observation: observations[pending[j].i] } }),
           (o) => ('action' in o ? o : null),
         )
       : pending.map((p) => parsed[p.i]);

@@ -193,6 +193,17 @@ export class EpisodeProvenance {
   private readonly prompts = new Map<string, number>();
   private readonly tainted: string[] = [];
   private calls = 0;
+  private readonly normalized = new Map<string, string>();
+
+  /** The normaliser, cached: units and prompts repeat across an episode's submissions. */
+  private norm(text: string): string {
+    let n = this.normalized.get(text);
+    if (n === undefined) {
+      n = this.normalize(text);
+      this.normalized.set(text, n);
+    }
+    return n;
+  }
 
   constructor(
     private readonly question: string,
@@ -248,16 +259,16 @@ export class EpisodeProvenance {
   injection(answer: string): string | null {
     const a = this.normalize(answer);
     if (a === '') return null;
-    const shown = [...this.prompts.keys()].some((p) => occurrences(this.normalize(p), a).length > 0);
-    if (shown && this.tainted.some((t) => occurrences(this.normalize(t), a).length > 0)) {
+    const shown = [...this.prompts.keys()].some((p) => occurrences(this.norm(p), a).length > 0);
+    if (shown && this.tainted.some((t) => occurrences(this.norm(t), a).length > 0)) {
       return `the answer ${JSON.stringify(a.slice(0, 80))} was computed by a tool on an input the model did not write, and shown to the model before it gave it`;
     }
-    const inQuestion = occurrences(this.normalize(this.question), a).length > 0;
+    const inQuestion = occurrences(this.norm(this.question), a).length > 0;
     // A view or observation value that is exactly the answer (a level "3") vouches for nothing.
-    const allUnits = [...this.units].map(([u, at]) => ({ u: this.normalize(u), at, raw: u })).filter((x) => x.u !== a || this.outputs.has(x.raw));
+    const allUnits = [...this.units].map(([u, at]) => ({ u: this.norm(u), at, raw: u })).filter((x) => x.u !== a || this.outputs.has(x.raw));
     const units = allUnits.filter((x) => x.u.includes(a));
     for (const [content, seen] of this.prompts) {
-      const hay = this.normalize(content);
+      const hay = this.norm(content);
       for (const at of occurrences(hay, a)) {
         if (!units.some((x) => x.at <= seen && coveredBy(hay, at, a.length, x.u)) && !(inQuestion && this.listsQuestionTokens(hay))) {
           const context = hay.slice(Math.max(0, at - 40), at + a.length + 40);
