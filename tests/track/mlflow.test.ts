@@ -3,7 +3,8 @@
 // test scrapes the workers' /metrics, follows the run with `whale track --follow` into a real `mlflow server`
 // (SQLite store, artifact proxy), reads every metric back through MLflow's REST API and compares it with the run's
 // status query and history, exports again (nothing duplicated, the history unchanged) and screenshots the
-// MLflow run page in headless Chromium (kept in reports/tracking/).
+// MLflow run page in headless Chromium (kept in .data/test-artifacts/tracking/; the committed copy in
+// reports/tracking/ is refreshed with WHALE_REFRESH_REPORTS=1).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -187,10 +188,13 @@ describe('whale track to MLflow, and the workers\' Prometheus endpoints', () => 
       const shot = path.join(work, 'mlflow-run.png');
       await page.screenshot({ path: shot, fullPage: true });
       assert.ok(statSync(shot).size > 20_000, 'the screenshot is not blank');
-      const kept = path.join(ROOT, 'reports', 'tracking');
+      // Kept as the test's artifact under .data/ (ignored), so a suite run leaves the tree clean; set
+      // WHALE_REFRESH_REPORTS=1 to refresh the committed copy in reports/tracking/.
+      const keptRel = process.env.WHALE_REFRESH_REPORTS === '1' ? path.join('reports', 'tracking') : path.join('.data', 'test-artifacts', 'tracking');
+      const kept = path.join(ROOT, keptRel);
       mkdirSync(kept, { recursive: true });
       copyFileSync(shot, path.join(kept, 'mlflow-run.png'));
-      t.diagnostic(`screenshot: reports/tracking/mlflow-run.png (${first.url})`);
+      t.diagnostic(`screenshot: ${path.join(keptRel, 'mlflow-run.png')} (${first.url})`);
     } finally {
       await browser.close();
     }
