@@ -9,7 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { startScaleCluster, activityResults, type ScaleCluster } from '../scale/cluster';
 import { ROOT, freePort, waitFor } from '../workflows/env';
@@ -32,21 +33,33 @@ const DOMAIN = path.join(ROOT, 'tests', 'hf', 'fixtures', 'parity-domain');
 // 16 tokens longer than the (equal-length) prompts keeps every reply to 16 tokens, so a request takes ~1 s.
 const MAX_CONTEXT = renderChatPrompt([{ role: 'user', content: 'Say ruby 00.' }]).length + 16;
 let cluster: ScaleCluster;
+let dir: string;
 let serve: ChildProcess | undefined;
 let folder: string;
 let modelEnv: Record<string, string>;
 
-before(async () => {
-  if (skip) return;
-  cluster = await startScaleCluster();
-  folder = path.join(cluster.dir, 'qwen2-tiny');
+/** The model folder and the server on it; resolves with the server's port once it answers. */
+async function modelAndServer(): Promise<number> {
+  folder = path.join(dir, 'qwen2-tiny');
   const made = await run([HF_PYTHON, path.join(ROOT, 'trainers', 'hf', 'tiny_model.py'), folder], undefined, { ...process.env, ...OFFLINE });
   assert.equal(made.code, 0, made.stderr);
   const port = await freePort();
   // Its own process group, so its workers go down with it.
   serve = spawn(path.join(path.dirname(HF_PYTHON), 'transformers'), ['serve', '--host', '127.0.0.1', '--port', String(port), '--device', 'cpu'],
-    { cwd: cluster.dir, env: { ...process.env, ...OFFLINE }, stdio: 'ignore', detached: true });
+    { cwd: dir, env: { ...process.env, ...OFFLINE }, stdio: 'ignore', detached: true });
   await waitFor('transformers serve to answer /health', async () => (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) || undefined, 180_000);
+  return port;
+}
+
+before(async () => {
+  if (skip) return;
+  dir = mkdtempSync(path.join(tmpdir(), 'whale-hf-e2e-'));
+  // Both start-ups are mostly waiting (the dev server; Python importing torch): side by side.
+  const [started, served] = await Promise.allSettled([startScaleCluster(), modelAndServer()]);
+  if (started.status === 'fulfilled') cluster = started.value; // torn down by after() whatever else failed
+  if (started.status === 'rejected') throw started.reason;
+  if (served.status === 'rejected') throw served.reason;
+  const port = served.value;
   modelEnv = {
     ...OFFLINE, WHALE_MODEL_THREADS: '1',
     WHALE_MODEL_BACKENDS: JSON.stringify({
@@ -64,6 +77,7 @@ after(async () => {
     await exited;
   }
   await cluster?.teardown();
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 /** The `whale` CLI against the cluster, as a user runs it (`status`: the exit status it must end with). */
