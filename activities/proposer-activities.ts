@@ -52,9 +52,10 @@ export function createProposer(config: ProposeHarnessesInput['proposer'], env: N
       return createCodingAgentProposer({ command, timeoutMs: posInt(timeoutMs) ? timeoutMs : 1_800_000 }, env);
     }
     case 'openai': {
-      const { baseUrl, model, apiKeyEnv, timeoutMs } = config;
+      const { baseUrl, model, apiKeyEnv, timeoutMs, maxRetries } = config;
       if (!str(baseUrl) || !str(model)) configError('harness.proposer for kind "openai" needs baseUrl and model');
-      return createOpenAiProposer({ baseUrl, model, apiKeyEnv: str(apiKeyEnv) ? apiKeyEnv : 'OPENAI_API_KEY', timeoutMs: posInt(timeoutMs) ? timeoutMs : 600_000 }, env);
+      if (maxRetries !== undefined && !(typeof maxRetries === 'number' && Number.isInteger(maxRetries) && maxRetries >= 0)) configError(`harness.proposer.maxRetries must be a non-negative integer; got ${JSON.stringify(maxRetries)}`);
+      return createOpenAiProposer({ baseUrl, model, apiKeyEnv: str(apiKeyEnv) ? apiKeyEnv : 'OPENAI_API_KEY', timeoutMs: posInt(timeoutMs) ? timeoutMs : 600_000, maxRetries }, env);
     }
     default:
       return configError(`unknown harness.proposer.kind "${config.kind}"; use builtin, coding-agent or openai`);

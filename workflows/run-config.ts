@@ -54,7 +54,8 @@ const ProposerConfig = z.discriminatedUnion('kind', [
     model: z.string().min(1).describe('Model name passed to the API'),
     /** Name of the environment variable holding the key (secrets never enter a run config). */
     apiKeyEnv: z.string().describe('Name of the environment variable holding the API key, read by the proposer worker (secrets never enter a run config)').default('OPENAI_API_KEY'),
-    timeoutMs: PositiveInt.describe('Time limit of one proposer call (unit: ms)').default(600_000),
+    timeoutMs: PositiveInt.describe('Time limit of one request to the API; a retried request gets it again (unit: ms)').default(600_000),
+    maxRetries: z.number().int().min(0).max(20).describe('Retries of a failed request (429 rate limit, 5xx, dropped connection), each after the wait the server\'s Retry-After asks for, else a backoff; absent: 4 (unit: retries)').optional(),
   }),
 ]);
 

@@ -1,8 +1,9 @@
-// The OpenAI-compatible proposer: one chat-completions call (base URL, model, key from an environment
-// variable named in the run config) given a digest of the archive; the reply's fenced blocks
-// (```harness c<i> ... ``` and ```json pending_eval ... ```) become the candidate files in the slots.
+// The OpenAI-compatible proposer: one chat completion through the official `openai` client (timeouts, retries
+// honouring Retry-After, so a rate limit delays a round instead of losing it) given a digest of the archive;
+// the reply's fenced blocks (```harness c<i> ... ``` and ```json pending_eval ... ```) become the slot files.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { HarnessArchive } from '../archive';
 import { skillText, taskText } from './skill';
 import { sampleFailedLines, traceStats } from './trace-stats';
@@ -12,7 +13,10 @@ export interface OpenAiProposerConfig {
   baseUrl: string;
   model: string;
   apiKeyEnv: string;
+  /** Time limit of one HTTP attempt; a retried request gets it again. */
   timeoutMs: number;
+  /** Retries after the first attempt (429, 5xx, dropped connections); absent: DEFAULT_MAX_RETRIES. */
+  maxRetries?: number;
 }
 
 const DIGEST_CAP = 60_000;
@@ -66,12 +70,17 @@ export function parseFencedCandidates(content: string): { files: Map<string, str
   return { files, pending };
 }
 
-interface ChatCompletion {
-  choices?: Array<{ message?: { content?: string } }>;
-  usage?: { total_tokens?: number; prompt_tokens?: number; completion_tokens?: number };
+/** Retries when the run config gives none: a rate-limited (429) or overloaded (5xx) endpoint gets this many more tries. */
+export const DEFAULT_MAX_RETRIES = 4;
+
+/** The client's own log lines (request outcomes, "retrying" with the wait the server asked for) for the round log. */
+function captureLogger(lines: string[]) {
+  const keep = (level: string) => (message: string) => lines.push(`[openai ${level}] ${message}`);
+  return { debug: () => {}, info: keep('info'), warn: keep('warn'), error: keep('error') };
 }
 
 export function createOpenAiProposer(config: OpenAiProposerConfig, env: NodeJS.ProcessEnv): Proposer {
+  const maxRetries = config.maxRetries ?? DEFAULT_MAX_RETRIES;
   return {
     kind: 'openai',
     async propose(ctx: ProposerContext): Promise<ProposerRun> {
@@ -79,19 +88,34 @@ export function createOpenAiProposer(config: OpenAiProposerConfig, env: NodeJS.P
       const system = skillText({ promptOnly: ctx.promptOnly, fencedOutput: true });
       const user = `${taskText({ round: ctx.round, count: ctx.count, accepted: ctx.accepted, domain: ctx.domain, tools: ctx.tools, answerKind: ctx.answerKind, promptOnly: ctx.promptOnly })}\n${await archiveDigest(archive, ctx.accepted)}`;
       const key = env[config.apiKeyEnv];
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (key) headers.authorization = `Bearer ${key}`;
-      const url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
-      const beat = setInterval(() => ctx.heartbeat({ proposer: 'openai' }), ctx.heartbeatMs);
-      const log = [`POST ${url} model=${config.model} (key from ${config.apiKeyEnv}: ${key ? 'set' : 'not set'})`, `user message: ${user.length} chars`];
+      const log = [
+        `POST ${config.baseUrl.replace(/\/+$/, '')}/chat/completions model=${config.model} (key from ${config.apiKeyEnv}: ${key ? 'set' : 'not set'}; ${config.timeoutMs} ms per attempt, up to ${maxRetries} retries)`,
+        `user message: ${user.length} chars`,
+      ];
+      let attempts = 0;
+      // The official client retries 408/409/429/5xx and dropped connections, waiting what Retry-After
+      // (or retry-after-ms) asks, else exponential backoff; everything comes from the run config and the
+      // worker's environment, never from OPENAI_* variables the client would otherwise read on its own.
+      const client = new OpenAI({
+        baseURL: config.baseUrl,
+        // A local OpenAI-compatible server may need no key: the client insists on one, so the header is dropped instead.
+        apiKey: key || 'no-key',
+        ...(key ? {} : { defaultHeaders: { Authorization: null } }),
+        organization: null, project: null, webhookSecret: null,
+        timeout: config.timeoutMs,
+        maxRetries,
+        logger: captureLogger(log), logLevel: 'info',
+        fetch: (url, init) => {
+          attempts += 1;
+          return fetch(url, init);
+        },
+      });
+      const beat = setInterval(() => ctx.heartbeat({ proposer: 'openai', attempts }), ctx.heartbeatMs);
       try {
-        const res = await fetch(url, {
-          method: 'POST', headers, signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(config.timeoutMs)]),
-          body: JSON.stringify({ model: config.model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] }),
-        });
-        const text = await res.text();
-        if (!res.ok) return { tokens: null, usd: null, log: [...log, `HTTP ${res.status}: ${text.slice(0, 2000)}`].join('\n'), failure: `chat completion failed: HTTP ${res.status}` };
-        const body = JSON.parse(text) as ChatCompletion;
+        const body = await client.chat.completions.create(
+          { model: config.model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }] },
+          { signal: ctx.signal },
+        );
         const content = body.choices?.[0]?.message?.content ?? '';
         const { files, pending } = parseFencedCandidates(content);
         await fs.mkdir(path.join(ctx.workspace, WORKSPACE.slotsDir), { recursive: true });
@@ -102,14 +126,22 @@ export function createOpenAiProposer(config: OpenAiProposerConfig, env: NodeJS.P
         await fs.writeFile(path.join(ctx.workspace, WORKSPACE.pendingEval), JSON.stringify({ candidates: pending }, null, 2));
         const u = body.usage;
         const tokens = u ? (u.total_tokens ?? (u.prompt_tokens ?? 0) + (u.completion_tokens ?? 0)) : null;
-        return { tokens, usd: null, log: [...log, `completion: ${content.length} chars, ${files.size} fenced candidate(s)`, content.slice(0, 16_384)].join('\n'), failure: null };
+        return { tokens, usd: null, log: [...log, `completion after ${attempts} attempt(s): ${content.length} chars, ${files.size} fenced candidate(s)`, content.slice(0, 16_384)].join('\n'), failure: null };
       } catch (err) {
-        const e = err as Error;
-        const what = e.name === 'TimeoutError' ? `timed out after ${config.timeoutMs} ms` : e.message;
-        return { tokens: null, usd: null, log: [...log, `error: ${what}`].join('\n'), failure: `chat completion failed: ${what}` };
+        const what = describeFailure(err, config.timeoutMs);
+        return { tokens: null, usd: null, log: [...log, `error after ${attempts} attempt(s): ${what.detail}`].join('\n'), failure: `chat completion failed: ${what.summary} (${attempts} attempt(s))` };
       } finally {
         clearInterval(beat);
       }
     },
   };
+}
+
+/** A failed round's one-line reason (kept in the archive and the workflow history) and the longer log text. */
+function describeFailure(err: unknown, timeoutMs: number): { summary: string; detail: string } {
+  if (err instanceof APIConnectionTimeoutError) return { summary: `timed out after ${timeoutMs} ms`, detail: `timed out after ${timeoutMs} ms` };
+  if (err instanceof APIUserAbortError) return { summary: 'cancelled', detail: 'cancelled (the activity was cancelled)' };
+  if (err instanceof APIError && err.status !== undefined) return { summary: `HTTP ${err.status}`, detail: `HTTP ${err.status}: ${String(err.message).slice(0, 2000)}` };
+  const e = err as Error;
+  return { summary: e.message, detail: e.stack ?? e.message };
 }

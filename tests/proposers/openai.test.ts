@@ -1,6 +1,7 @@
 // Protocol test of the OpenAI-compatible proposer against a real HTTP server (node:http on 127.0.0.1)
 // that checks the request and returns a fixed completion: the fenced candidates become archive candidates.
-// Also: an HTTP error and a timeout are failed rounds, never exceptions.
+// Also: a 429 with Retry-After is waited out and retried (the round survives); an HTTP error after the
+// retries and a timeout are failed rounds, never exceptions.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -85,16 +86,20 @@ test('OpenAI-compatible proposer (protocol test): request shape, fenced candidat
 
 test('OpenAI-compatible proposer: an HTTP error or a timeout is a failed round', async () => {
   let hang: ServerResponse | null = null;
+  const auth: Array<string | undefined> = [];
   const srv = await serve((req, body, res) => {
+    auth.push(req.headers.authorization);
     if (JSON.parse(body).model === 'slow') hang = res; // never answered: the client's timeout must fire
     else res.writeHead(503).end('overloaded');
   });
   const h = await setUp('search-qa', pool, { env: {} });
   try {
-    const e = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 1, { kind: 'openai', baseUrl: srv.url, model: 'm', apiKeyEnv: 'NOPE', timeoutMs: 10_000 }));
-    assert.match(e.failure ?? '', /HTTP 503/);
+    const e = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 1, { kind: 'openai', baseUrl: srv.url, model: 'm', apiKeyEnv: 'NOPE', timeoutMs: 10_000, maxRetries: 1 }));
+    assert.match(e.failure ?? '', /HTTP 503 \(2 attempt\(s\)\)/);
+    assert.equal(srv.requests.length, 2, 'a 503 is retried once (maxRetries 1), then the round fails');
     assert.deepEqual(e.candidates, []);
-    const t = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 2, { kind: 'openai', baseUrl: srv.url, model: 'slow', apiKeyEnv: 'NOPE', timeoutMs: 300 }));
+    assert.deepEqual(auth, [undefined, undefined], 'no key set: no Authorization header (a local server needs none)');
+    const t = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 2, { kind: 'openai', baseUrl: srv.url, model: 'slow', apiKeyEnv: 'NOPE', timeoutMs: 300, maxRetries: 0 }));
     assert.match(t.failure ?? '', /timed out after 300 ms/);
     assert.deepEqual(t.candidates, []);
     assert.ok(hang !== null, 'the slow request reached the server');
@@ -102,6 +107,41 @@ test('OpenAI-compatible proposer: an HTTP error or a timeout is a failed round',
   } finally {
     h.cleanup();
     srv.server.closeAllConnections();
+    srv.server.close();
+  }
+});
+
+test('OpenAI-compatible proposer: a 429 with Retry-After is waited out and retried, so the round survives', async () => {
+  const arrivals: number[] = [];
+  const srv = await serve((req, body, res) => {
+    arrivals.push(Date.now());
+    if (arrivals.length === 1) {
+      // Retry-After 1 s: longer than the client's own first backoff (at most 0.5 s), so the gap shows it was honoured.
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+      res.end(JSON.stringify({ error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: COMPLETION } }], usage: { total_tokens: 1200 } }));
+  });
+  const h = await setUp('search-qa', pool, { env: { WHALE_TEST_KEY: 'k' } });
+  try {
+    const r = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 1, { kind: 'openai', baseUrl: srv.url, model: 'm', apiKeyEnv: 'WHALE_TEST_KEY', timeoutMs: 10_000 }));
+    assert.deepEqual(srv.unexpected, []);
+    assert.equal(arrivals.length, 2, 'one 429, then one retry');
+    assert.ok(arrivals[1] - arrivals[0] >= 950, `the retry waited ${arrivals[1] - arrivals[0]} ms; Retry-After asked for 1000 ms`);
+    assert.equal(r.failure, null);
+    assert.deepEqual(r.candidates.map((c) => c.name), ['r1-c1', 'r1-c2']);
+    // The round log keeps the client's account of the 429 and the retry.
+    assert.match((await h.archive.readRoundFile(1, 'proposer.log')) ?? '', /failed with status 429[^\n]*retrying/);
+
+    // The same rate limit with retries turned off loses the round: what happened before the client retried.
+    arrivals.length = 0;
+    const lost = await h.acts.proposeHarnesses(proposeInput(h, 'search-qa', 2, { kind: 'openai', baseUrl: srv.url, model: 'm', apiKeyEnv: 'WHALE_TEST_KEY', timeoutMs: 10_000, maxRetries: 0 }));
+    assert.match(lost.failure ?? '', /HTTP 429 \(1 attempt\(s\)\)/);
+    assert.deepEqual(lost.candidates, []);
+  } finally {
+    h.cleanup();
     srv.server.close();
   }
 });
