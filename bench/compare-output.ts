@@ -1,0 +1,109 @@
+// The comparison's results folder: results.json, results.md (the tables and the invocations) and one
+// Vega-Lite SVG per domain (test mean@8 against rollouts). Written atomically.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { writeFileAtomic } from '../store/artifact-store';
+import { renderSvg } from '../audit/report';
+import { SIZES, type BenchSizes, type CompareOptions, type PlannedRun } from './compare-plan';
+import type { RunResult } from './compare-history';
+import { aggregate, type meanStd, type TableRow } from './compare-stats';
+
+export const fmt = (x: number | null | undefined, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+
+const pm = (s: ReturnType<typeof meanStd>, d = 4) => (s ? `${s.mean.toFixed(d)} ± ${s.std.toFixed(d)}` : '-');
+
+export function markdownTable(rows: TableRow[], peaks: Record<string, number | null>): string {
+  const lines: string[] = [];
+  for (const domain of [...new Set(rows.map((r) => r.domain))]) {
+    lines.push(`### ${domain}`, '', `weights-only peak (mean over seeds of its best test mean@8): ${fmt(peaks[domain])}`, '');
+    lines.push('| method | seeds | best mean@8 | final mean@8 | rollouts used | rollouts to weights-only peak | wall time (s) |', '|---|---|---|---|---|---|---|');
+    for (const r of rows.filter((x) => x.domain === domain)) {
+      const toPeak = r.toPeak ? `${r.toPeak.mean.toFixed(0)} ± ${r.toPeak.std.toFixed(0)} (${r.reachedPeak}/${r.seeds} seeds)` : `not reached (0/${r.seeds} seeds)`;
+      lines.push(`| ${r.method} | ${r.seeds} | ${pm(r.best)} | ${pm(r.final)} | ${pm(r.rolloutsUsed, 0)} | ${toPeak} | ${pm(r.wallSeconds, 0)} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/** One plot per domain: test mean@8 against training + search rollouts, a line per (method, seed). */
+export function plotSpec(domain: string, results: RunResult[]): Record<string, unknown> {
+  const values = results.filter((r) => r.domain === domain).flatMap((r) => r.curve.map((p) => ({ method: r.method, seed: r.seed, rollouts: p.rollouts, meanAt8: p.meanAt8, label: p.label })));
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
+    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed`,
+    data: { values },
+    mark: { type: 'line', point: true, opacity: 0.8 },
+    encoding: {
+      x: { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' },
+      y: { field: 'meanAt8', type: 'quantitative', title: 'test mean@8' },
+      color: { field: 'method', type: 'nominal' },
+      detail: { field: 'seed', type: 'nominal' },
+      tooltip: [{ field: 'method' }, { field: 'seed' }, { field: 'label' }, { field: 'meanAt8' }],
+    },
+  };
+}
+
+export interface Invocation { command: string; date: string; finishedAt: string | null; started: number; attached: number; skipped: number; failed: number }
+
+interface ResultsFile {
+  description: string;
+  budget: number;
+  sizes: BenchSizes & { name: string };
+  domains: string[];
+  methods: string[];
+  seeds: number[];
+  invocations: Invocation[];
+  peaks: Record<string, number | null>;
+  table: TableRow[];
+  runs: RunResult[];
+  missing: string[];
+}
+
+export function previousInvocations(out: string): Invocation[] {
+  try {
+    return (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as ResultsFile).invocations ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/** Writes results.json, results.md and one SVG per domain from the results at hand (finished runs only). */
+export async function writeResults(out: string, opts: CompareOptions, planned: PlannedRun[], results: RunResult[], invocations: Invocation[]): Promise<string[]> {
+  const { rows, peaks } = aggregate(results, opts.methods, opts.domains);
+  const done = new Set(results.map((r) => r.workflowId));
+  const missing = planned.filter((p) => !done.has(p.workflowId)).map((p) => p.workflowId);
+  const file: ResultsFile = {
+    description: 'whale bench compare: test mean@8 (D_test) of each method at an equal budget of training + search rollouts; test rollouts are not charged',
+    budget: opts.budget, sizes: { name: opts.sizes, ...SIZES[opts.sizes] }, domains: opts.domains, methods: opts.methods, seeds: opts.seeds,
+    invocations, peaks, table: rows, runs: results, missing,
+  };
+  const written: string[] = [];
+  await writeFileAtomic(path.join(out, 'results.json'), JSON.stringify(file, null, 2) + '\n');
+  written.push('results.json');
+  const last = invocations[invocations.length - 1];
+  const md = [
+    '# Method comparison (`whale bench compare`)', '',
+    `Budget: ${opts.budget} training + search rollouts per run (test rollouts not charged); sizes \`${opts.sizes}\`; seeds ${opts.seeds.join(', ')}.`,
+    `Each cell is mean ± std over the finished seeds. Best mean@8 excludes the initial evaluation; "rollouts to weights-only peak" is the rollout count at the first test evaluation reaching the domain's weights-only peak.`,
+    `Wall time is workflow start to close and includes any time a run waited for a worker${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
+    missing.length ? `\n**${missing.length} of ${planned.length} planned runs are not finished yet**; rerun the same command to continue.` : `\nAll ${planned.length} planned runs finished.`,
+    '',
+    markdownTable(rows, peaks),
+    '## Invocations', '',
+    ...invocations.map((i) => `- ${i.date}${i.finishedAt ? ` to ${i.finishedAt}` : ' (did not finish)'}: \`${i.command}\` (started ${i.started}, followed ${i.attached}, skipped ${i.skipped}, failed ${i.failed})`),
+    '',
+    last ? `Latest: \`${last.command}\` on ${last.date}.` : '',
+    '',
+  ].join('\n');
+  await writeFileAtomic(path.join(out, 'results.md'), md);
+  written.push('results.md');
+  for (const domain of opts.domains) {
+    if (!results.some((r) => r.domain === domain)) continue;
+    const name = `test-mean-at-8-${domain}.svg`;
+    await writeFileAtomic(path.join(out, name), await renderSvg(plotSpec(domain, results)));
+    written.push(name);
+  }
+  return written;
+}
+
