@@ -15,7 +15,7 @@ import type {
 } from './types';
 import type { ModelResources } from './model-resources';
 import { runFineTuneStep } from './fine-tune';
-import { decodeCheckpoint } from '../model/checkpoint';
+import { decodeCheckpoint } from '../model/checkpoints/checkpoint';
 import { readCheckpointPointer } from '../backends/checkpoint-pointer';
 import { seededPermutation } from '../training/rsft';
 import { openArchive, recordCandidateEvaluation } from './archive';

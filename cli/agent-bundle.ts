@@ -16,7 +16,7 @@ import { domainFiles, formatDomainRef, hashDomainFolder, loadDomainModule, parse
 import { getDomain } from '../domains/registry';
 import type { DomainInstance, EnvTask } from '../domains/types';
 import { decodeCheckpoint, OrtSampler } from '../model';
-import { exportHfFolder } from '../model/hf-folder';
+import { exportHfFolder } from '../model/checkpoints/hf-folder';
 import { readCheckpointPointer } from '../backends/checkpoint-pointer';
 import { SandboxPool, type LoadHarnessResult } from '../harness-sandbox/pool';
 import { runEpisodes } from '../agent/loop';

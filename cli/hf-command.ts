@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { decodeCheckpoint, encodeCheckpoint, exportForTransformersJs } from '../model';
-import { exportHfFolder, importHfFolder } from '../model/hf-folder';
+import { exportHfFolder, importHfFolder } from '../model/checkpoints/hf-folder';
 import { DirectoryArtifactStore, writeFileAtomic, type ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { putCheckpointPointer } from '../backends/checkpoint-pointer';

@@ -23,14 +23,14 @@
 // batched matmuls may round differently from single-row ones.
 export { modelConfig, ModelConfig, PRESETS, LENGTH_BUCKETS, countParams, paramLayout, forwardFlopsPerToken, bucketLength } from './config';
 export type { PresetName, ParamLayout, ParamSpec } from './config';
-export { initParams, Rng } from './init';
-export { Trainer, DEFAULT_HYPERPARAMS } from './trainer';
-export type { TrainBatch, StepHyperparams, StepResult, TrainerState } from './trainer';
-export type { RuntimeOptions } from './ort-session';
-export { OrtSampler } from './sampler';
-export type { SamplerOptions, SamplerStats } from './sampler';
-export { saveCheckpoint, loadCheckpoint, encodeCheckpoint, decodeCheckpoint, CheckpointFormatError } from './checkpoint';
-export type { Checkpoint } from './checkpoint';
-export { exportForTransformersJs } from './export';
+export { initParams } from './checkpoints/init-params';
+export { Trainer, DEFAULT_HYPERPARAMS } from './training/trainer';
+export type { TrainBatch, StepHyperparams, StepResult, TrainerState } from './training/trainer';
+export type { RuntimeOptions } from './runtime/ort-session';
+export { OrtSampler } from './sampling/sampler';
+export type { SamplerOptions, SamplerStats } from './sampling/sampler';
+export { saveCheckpoint, loadCheckpoint, encodeCheckpoint, decodeCheckpoint, CheckpointFormatError } from './checkpoints/checkpoint';
+export type { Checkpoint } from './checkpoints/checkpoint';
+export { exportForTransformersJs } from './checkpoints/transformers-js-export';
 export * from './tokenizer';
 export type { GenerateRequest, GenerateResult, ModelBackend, StopReason } from './backend';

@@ -6,11 +6,12 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { countParams, forwardFlopsPerToken, modelConfig, PresetName } from '../model/config';
-import { GraphBuilder } from '../model/graph-builder';
-import { sessionOptions } from '../model/ort-session';
-import { initParams, Rng } from '../model/init';
-import { OrtSampler } from '../model/sampler';
-import { Trainer } from '../model/trainer';
+import { GraphBuilder } from '../model/graph/graph-builder';
+import { sessionOptions } from '../model/runtime/ort-session';
+import { Xoshiro128 } from '../common/xoshiro';
+import { initParams } from '../model/checkpoints/init-params';
+import { OrtSampler } from '../model/sampling/sampler';
+import { Trainer } from '../model/training/trainer';
 import type { GenerateRequest } from '../model/backend';
 
 export const FLOP_NOTE = 'FLOP/token (forward) = 2*(12*L*d^2 + d*V) + 4*L*T*d (matmuls incl. tied head, plus QK^T and PV over the full T x T); training = 3 x forward (attention recompute at T >= 512 not counted)';
@@ -23,7 +24,7 @@ export async function matmulGflops(m: number, k: number, n: number, threads: num
   b.op('MatMul', ['a', 'b'], {}, 'y');
   b.output('y', 'float32', [m, n]);
   const s = await ort.InferenceSession.create(b.toBytes(), sessionOptions({ threads }));
-  const rng = new Rng(1);
+  const rng = new Xoshiro128(1);
   const feeds = { a: new ort.Tensor('float32', Float32Array.from({ length: m * k }, () => rng.normal()), [m, k]), b: new ort.Tensor('float32', Float32Array.from({ length: k * n }, () => rng.normal()), [k, n]) };
   for (let i = 0; i < 3; i++) await s.run(feeds);
   let best = Infinity;
@@ -54,7 +55,7 @@ async function trainChild(preset: PresetName, rows: number, seqLen: number, thre
   // The MatMul reference is measured in the same process just before training, under the same load.
   const matmul = await configMatmulGflops(preset, threads);
   const trainer = Trainer.fromSeed(c, 1, { threads, spinning });
-  const rng = new Rng(2);
+  const rng = new Xoshiro128(2);
   const tokens = Array.from({ length: rows }, () => Int32Array.from({ length: seqLen + 1 }, () => rng.nextU32() % 256));
   const lossWeights = tokens.map((t) => new Float32Array(t.length).fill(1));
   for (let i = 0; i < 2; i++) await trainer.step({ tokens, lossWeights });
@@ -82,7 +83,7 @@ export function runTrainInChild(preset: PresetName, rows: number, seqLen: number
 export async function generationTokensPerSec(preset: PresetName, batch: number, promptLen: number, newTokens: number, threads: number, reps: number): Promise<{ median: number; best: number }> {
   const c = modelConfig(preset);
   const sampler = await OrtSampler.create(c, initParams(c, 1), { threads, maxBatchRows: Math.max(64, batch) });
-  const rng = new Rng(3);
+  const rng = new Xoshiro128(3);
   // Distinct prompts (no shared prefill), a fixed number of new tokens per row (no stop tokens).
   const reqs: GenerateRequest[] = Array.from({ length: batch }, (_, i) => ({ promptTokens: Array.from({ length: promptLen }, () => rng.nextU32() % 256), maxNewTokens: newTokens, temperature: 1, topK: 20, topP: 1, stopTokens: [], seed: i }));
   await sampler.generate(reqs.slice(0, 1));

@@ -3,7 +3,7 @@
 // a child process, one IPC message per phase per turn), alternating order over several repetitions.
 // Usage: node --import tsx scripts/bench-sandbox.ts [--domain math] [--preset embedded-1m] [--tasks 4]
 //        [--samples 8] [--turns 4] [--max-new 64] [--reps 5] [--threads 2] [--audit-every 16]
-// The backend is the real onnxruntime sampler (model/sampler.ts) with randomly initialised weights of
+// The backend is the real onnxruntime sampler (model/sampling/sampler.ts) with randomly initialised weights of
 // the preset's size and context: generation cost is what a real rollout pays; its text is noise, so
 // most turns are format errors that the harness's feedback hook answers (every hook runs every turn).
 // The sandbox runs as in production: a fresh context per batch and the purity audit (1 hook call in 16
@@ -17,8 +17,8 @@ import { getDomain } from '../domains/registry';
 import { loadHarnessInProcess } from '../harness-sandbox/in-process';
 import { DEFAULT_SANDBOX_POOL_OPTIONS, SandboxPool } from '../harness-sandbox/pool';
 import { modelConfig, type PresetName } from '../model/config';
-import { initParams } from '../model/init';
-import { OrtSampler } from '../model/sampler';
+import { initParams } from '../model/checkpoints/init-params';
+import { OrtSampler } from '../model/sampling/sampler';
 
 const BENCH_HARNESS = `import type { HarnessDefinition } from '../agent/harness-contract';
 import { extractTag, fillTemplate, normalizeWhitespace, truncate } from 'whale:helpers';

@@ -6,7 +6,7 @@
 // external trainer, the headroom report and pretraining alike, so all of them train the same way.
 import { trainingExamplesFromTrajectories, type TrainingExample, type Trajectory } from '../agent/trajectory';
 import type { StepHyperparams, TrainBatch, Trainer } from '../model';
-import { Rng } from '../domains/common/rng';
+import { Rng } from '../common/rng';
 
 /** What `minibatchSize` counts: accepted trajectories (the paper's unit) or model calls (runs before it). */
 export type MinibatchUnit = 'calls' | 'trajectories';

@@ -3,7 +3,7 @@
 // with no mate-in-1 and exactly one first move that forces mate. Puzzle i comes from its own seeded
 // stream, so any single puzzle can be regenerated on its own (the committed-data test does exactly that).
 import { Chess } from 'chess.js';
-import { Rng } from '../common/rng';
+import { Rng } from '../../common/rng';
 import { fastMateInTwoFirstMoves, fastMatingMoves } from './fast-search';
 import { positionKey, principalDefence } from './rules';
 

@@ -8,7 +8,7 @@
 // check (every mate is a check, shown with the same '+' as any other check). Only a harness can put the
 // list on screen (and re-show it after the opponent's reply, which mate-in-2 needs), and a prompt that asks
 // to copy a move / to prefer checks raises both rates: the two levers interact.
-import type { Rng } from '../common/rng';
+import type { Rng } from '../../common/rng';
 import type { TeacherPolicy } from '../common/teacher';
 import type { ChessReference } from './tasks';
 

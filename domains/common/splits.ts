@@ -2,7 +2,7 @@
 // (the rest), disjoint by underlying item, stable across runs and independent of the order a source
 // yields its tasks in (keys are ranked by a seeded hash, not by position).
 import type { DomainSplits, EnvTask } from '../types';
-import { sha256Hex } from './rng';
+import { sha256Hex } from '../../common/hash';
 
 export interface SplitSizes {
   harness: number;

@@ -8,7 +8,7 @@ import { deriveSeed } from '../../agent/seeds';
 import type { GenerateRequest, GenerateResult, ModelBackend } from '../../model/backend';
 import { SPECIAL_TOKENS, decodeTokens, encodeText } from '../../model/tokenizer';
 import type { EnvTask } from '../types';
-import { Rng } from './rng';
+import { Rng } from '../../common/rng';
 
 export interface TeacherTurn<Hidden> {
   task: EnvTask<Hidden>;

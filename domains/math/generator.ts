@@ -2,7 +2,7 @@
 // problem is a chain start -> op -> op ..., told as short sentences so a small model can copy the
 // operands into a calculator call. The underlying item (split key) is the chain itself (level, start
 // and every operation with its operand), so two problems that differ only in names are one item.
-import { Rng } from '../common/rng';
+import { Rng } from '../../common/rng';
 import type { EnvTask } from '../types';
 
 export interface MathReference {

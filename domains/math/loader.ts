@@ -3,7 +3,7 @@
 // line number, then skipped (counted and listed) or rejected as configured.
 import { loadLines, parseJsonObject, type LoadOptions, type LoadResult } from '../common/line-loader';
 import { normalizeTextAnswer, parseNumericAnswer } from '../common/normalize';
-import { sha256Hex } from '../common/rng';
+import { sha256Hex } from '../../common/hash';
 import type { MathTask } from './generator';
 
 export function parseGsm8kLine(line: string, lineNo: number, sourceName: string): MathTask | { malformed: string } {

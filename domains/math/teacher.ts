@@ -4,7 +4,7 @@
 // notes: ~25% under a plain instruction, ~80% when told to use the calculator), so both RSFT (shifting
 // the choice) and a harness (asking for the tool) have something to move.
 import { toolMessagesOf, type TeacherPolicy } from '../common/teacher';
-import type { Rng } from '../common/rng';
+import type { Rng } from '../../common/rng';
 import type { MathReference } from './generator';
 
 export interface MathTeacherOptions {

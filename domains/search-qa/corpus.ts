@@ -1,7 +1,7 @@
 // Renders the synthetic knowledge base into a short-document corpus (one document per entity) and
 // derives single- and multi-hop questions from it. Documents are one or two sentences so that a whole
 // episode (question, a couple of retrieved passages, the answer) fits in ~1 KB of bytes.
-import { Rng } from '../common/rng';
+import { Rng } from '../../common/rng';
 import type { EnvTask } from '../types';
 import { KnowledgeIndex, type KnowledgeBase } from './knowledge-base';
 

@@ -6,7 +6,7 @@
 // syllable names it copied the first two letters of an entity or answer and invented the rest.
 // A cluster is the underlying item the splits are disjoint by (its person and company are only ever
 // asked about in one split); cities and countries are shared scenery, like common nouns.
-import { Rng } from '../common/rng';
+import { Rng } from '../../common/rng';
 
 export interface Country { id: string; name: string; capitalCityId: string }
 export interface City { id: string; name: string; countryId: string }

@@ -2,7 +2,7 @@
 // (BEIR/Pyserini-style documents). Malformed lines are reported with file and line number and
 // skipped (counted and listed) or rejected, as the caller configures.
 import { loadLines, parseJsonObject, type LoadOptions, type LoadResult } from '../common/line-loader';
-import { sha256Hex } from '../common/rng';
+import { sha256Hex } from '../../common/hash';
 import { normalizeTextAnswer } from '../common/normalize';
 import type { CorpusDoc, QaTask } from './corpus';
 

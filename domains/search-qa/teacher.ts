@@ -5,7 +5,7 @@
 // whether the answer is visible after a search depends on the harness (passage count and length).
 import { normalizeTextAnswer } from '../common/normalize';
 import { toolMessagesOf, type TeacherPolicy } from '../common/teacher';
-import type { Rng } from '../common/rng';
+import type { Rng } from '../../common/rng';
 import type { QaReference } from './corpus';
 
 export interface QaTeacherOptions {

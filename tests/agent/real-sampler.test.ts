@@ -11,8 +11,8 @@ import { trainingExamplesFromTrajectories } from '../../agent/trajectory';
 import { getDomain } from '../../domains/registry';
 import { SandboxPool } from '../../harness-sandbox/pool';
 import { modelConfig } from '../../model/config';
-import { initParams } from '../../model/init';
-import { OrtSampler } from '../../model/sampler';
+import { initParams } from '../../model/checkpoints/init-params';
+import { OrtSampler } from '../../model/sampling/sampler';
 import { SPECIAL_TOKENS } from '../../model/tokenizer';
 
 const pool = new SandboxPool();

@@ -8,7 +8,7 @@ import { DEFAULT_CHESS_OPTIONS, generatePuzzleAt } from '../../domains/chess/gen
 import { loadSyntheticPuzzles } from '../../domains/chess/puzzle-file';
 import { mateInTwoFirstMoves, matingMoves, playUci, positionKey } from '../../domains/chess/rules';
 import { lineIsLegal } from '../../domains/chess/tasks';
-import { Rng } from '../../domains/common/rng';
+import { Rng } from '../../common/rng';
 
 const file = loadSyntheticPuzzles({ onMalformed: 'reject' });
 const puzzles = file.items;

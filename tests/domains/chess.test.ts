@@ -12,7 +12,7 @@ import { fastMateInTwoFirstMoves, fastMatingMoves } from '../../domains/chess/fa
 import { loadLichessCsv } from '../../domains/chess/lichess-loader';
 import { legalUciMoves, legalUciMovesMarked, mateInTwoFirstMoves, matingMoves, publicLegalUciMoves } from '../../domains/chess/rules';
 import { buildChessTask } from '../../domains/chess/tasks';
-import { Rng } from '../../domains/common/rng';
+import { Rng } from '../../common/rng';
 
 const env = createChessEnvironment();
 const lichess = loadLichessCsv(join(__dirname, 'fixtures', 'lichess-puzzles.csv'), { onMalformed: 'skip' }).items;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assignSplits, hashSplit, splitsAreDisjoint } from '../../domains/common/splits';
-import { Rng } from '../../domains/common/rng';
+import { Rng } from '../../common/rng';
 import { DOMAINS, getDomain } from '../../domains/registry';
 import type { EnvTask } from '../../domains/types';
 

@@ -8,7 +8,7 @@ import type { Trajectory } from '../../agent/trajectory';
 import { loadHarnessInProcess } from '../../harness-sandbox/in-process';
 import { chessTeacher, visibleMoveList } from '../../domains/chess/teacher';
 import type { ChessTask } from '../../domains/chess/tasks';
-import { Rng } from '../../domains/common/rng';
+import { Rng } from '../../common/rng';
 import { readPromptVariant } from '../../training/corpus';
 import { decodeTokens } from '../../model/tokenizer';
 import { TeacherBackend, type TeacherPolicy } from '../../domains/common/teacher';

@@ -17,7 +17,7 @@ import { ROOT } from '../workflows/env';
 import type { RunSummary } from '../../workflows/run-state';
 import type { EvaluateTestResult, FineTuneStepResult } from '../../activities/types';
 import { sha256Hex } from '../../store/artifact-store';
-import { Rng } from '../../domains/common/rng';
+import { Rng } from '../../common/rng';
 
 export type KillTarget =
   | 'model-rollout' | 'model-finetune' | 'model-checkpoint' | 'model-eval' | 'proposer' | 'orchestration-between' | 'orchestration-inside' | 'server';

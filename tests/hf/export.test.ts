@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { decodeCheckpoint, renderChatPrompt, type ChatMessage } from '../../model';
-import { buildTrainGraph } from '../../model/train-graph';
-import { importHfFolder } from '../../model/hf-folder';
+import { buildTrainGraph } from '../../model/graph/training-graph';
+import { importHfFolder } from '../../model/checkpoints/hf-folder';
 import { ROOT } from '../workflows/env';
 import { HF_PYTHON, hfSkipReason, run } from './hf-env';
 

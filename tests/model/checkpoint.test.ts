@@ -9,14 +9,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { DirectoryArtifactStore, ArtifactIntegrityError } from '../../store/artifact-store';
-import { Checkpoint, CheckpointFormatError, decodeCheckpoint, encodeCheckpoint, loadCheckpoint, saveCheckpoint } from '../../model/checkpoint';
+import { Checkpoint, CheckpointFormatError, decodeCheckpoint, encodeCheckpoint, loadCheckpoint, saveCheckpoint } from '../../model/checkpoints/checkpoint';
 import { modelConfig } from '../../model/config';
-import { exportForTransformersJs } from '../../model/export';
-import { initParams, Rng } from '../../model/init';
-import { buildTrainGraph } from '../../model/train-graph';
+import { exportForTransformersJs } from '../../model/checkpoints/transformers-js-export';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { initParams } from '../../model/checkpoints/init-params';
+import { buildTrainGraph } from '../../model/graph/training-graph';
 import { encodeText, renderChatPrompt } from '../../model/tokenizer';
-import { OrtSampler } from '../../model/sampler';
-import { Trainer } from '../../model/trainer';
+import { OrtSampler } from '../../model/sampling/sampler';
+import { Trainer } from '../../model/training/trainer';
 
 const tmp = () => fs.mkdtemp(path.join(os.tmpdir(), 'whale-ckpt-'));
 
@@ -95,7 +96,7 @@ void test('an exported checkpoint loads in transformers.js (local only) and give
   const { env, AutoModelForCausalLM, AutoTokenizer } = await import('@huggingface/transformers');
   const base = await tmp();
   const c = modelConfig('tiny');
-  const rng = new Rng(4);
+  const rng = new Xoshiro128(4);
   const params = Float32Array.from(initParams(c, 9), (x) => x * 5 + 0.01 * rng.normal());
   const ck: Checkpoint = { config: c, params, adamM: new Float32Array(params.length), adamV: new Float32Array(params.length), step: 0 };
   await exportForTransformersJs(ck, path.join(base, 'whale-tiny'));

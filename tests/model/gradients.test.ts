@@ -4,14 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ort from 'onnxruntime-node';
 import { modelConfig, ModelConfig, paramLayout } from '../../model/config';
-import { initParams, Rng } from '../../model/init';
-import { buildTrainGraph, HYPER_INDEX } from '../../model/train-graph';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { initParams } from '../../model/checkpoints/init-params';
+import { buildTrainGraph, HYPER_INDEX } from '../../model/graph/training-graph';
 
 type F = Float32Array | Float64Array;
 interface Batch { rows: number; seqLen: number; tokens: Int32Array; targets: Int32Array; weights: number[] }
 
 function makeBatch(rows: number, seqLen: number, seed: number): Batch {
-  const rng = new Rng(seed);
+  const rng = new Xoshiro128(seed);
   const n = rows * seqLen;
   const tokens = Int32Array.from({ length: n }, () => rng.nextU32() % 264);
   const targets = Int32Array.from({ length: n }, () => rng.nextU32() % 264);
@@ -22,7 +23,7 @@ function makeBatch(rows: number, seqLen: number, seed: number): Batch {
 
 /** Params with non-trivial biases and gains, so no gradient is zero by symmetry. */
 function perturbedParams(c: ModelConfig, seed: number): Float64Array {
-  const rng = new Rng(seed);
+  const rng = new Xoshiro128(seed);
   return Float64Array.from(initParams(c, seed), (x) => x * 4 + 0.05 * rng.normal());
 }
 

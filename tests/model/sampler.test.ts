@@ -4,15 +4,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as ort from 'onnxruntime-node';
 import { modelConfig } from '../../model/config';
-import { buildHfDecoderGraph } from '../../model/decoder-graph';
-import { initParams, Rng } from '../../model/init';
-import { OrtSampler } from '../../model/sampler';
-import { buildTrainGraph } from '../../model/train-graph';
+import { buildHfDecoderGraph } from '../../model/graph/decoder-graph';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { initParams } from '../../model/checkpoints/init-params';
+import { OrtSampler } from '../../model/sampling/sampler';
+import { buildTrainGraph } from '../../model/graph/training-graph';
 import { encodeText, SPECIAL_TOKENS } from '../../model/tokenizer';
 import type { GenerateRequest } from '../../model/backend';
 
 const c = modelConfig('tiny');
-const rng = new Rng(11);
+const rng = new Xoshiro128(11);
 // Scaled-up weights give peaked, position-dependent distributions, so mistakes show.
 const params = Float32Array.from(initParams(c, 3), (x) => x * 6 + 0.02 * rng.normal());
 

@@ -3,16 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modelConfig, bucketLength } from '../../model/config';
-import { Rng } from '../../model/init';
-import { sampleToken } from '../../model/sampling';
-import { bucketRows, packBatch } from '../../model/trainer';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { sampleToken } from '../../model/sampling/token-sampling';
+import { bucketRows, packBatch } from '../../model/training/trainer';
 
 const logits = Float32Array.from([2, 1, 0.5, 0, -1, 3]); // ranks: 5, 0, 1, 2, 3, 4
 const scratch = { ids: new Int32Array(6), probs: new Float64Array(6) };
 const lse = Math.log(Array.from(logits).reduce((a, x) => a + Math.exp(x), 0));
 
 function histogram(p: { temperature: number; topK: number; topP: number }, n = 20000): number[] {
-  const rng = new Rng(42);
+  const rng = new Xoshiro128(42);
   const counts = new Array(6).fill(0);
   for (let i = 0; i < n; i++) {
     const s = sampleToken(logits, 0, 6, p, rng, scratch);

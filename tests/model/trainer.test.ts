@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modelConfig } from '../../model/config';
 import { encodeText } from '../../model/tokenizer';
-import { Trainer, TrainBatch } from '../../model/trainer';
+import { Trainer, TrainBatch } from '../../model/training/trainer';
 
 const CORPUS = [
   'the cat sat on the mat. the dog sat on the log. ',

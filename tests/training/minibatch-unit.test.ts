@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { modelConfig } from '../../model/config';
 import { encodeText } from '../../model/tokenizer';
-import { Trainer, type TrainBatch } from '../../model/trainer';
+import { Trainer, type TrainBatch } from '../../model/training/trainer';
 import { DEFAULT_HYPERPARAMS } from '../../model';
-import { initParams } from '../../model/init';
+import { initParams } from '../../model/checkpoints/init-params';
 import type { TrainingExample } from '../../agent/trajectory';
 import { MICRO_BATCH_ROWS, planUpdates, runSftEpoch, type MinibatchUnit } from '../../training/rsft';
 

@@ -8,7 +8,7 @@ import time
 
 from protocol import PROTOCOLS, RequestError, minibatch_unit, plan_updates, read_dataset, request_key
 
-# The project's AdamW moments (model/trainer.ts DEFAULT_HYPERPARAMS); the request carries lr, decay and clip.
+# The project's AdamW moments (model/training/trainer.ts DEFAULT_HYPERPARAMS); the request carries lr, decay and clip.
 BETAS = (0.9, 0.95)
 EPS = 1e-8
 WEIGHT_FILES = (".safetensors", ".bin", ".pt", ".pth", ".safetensors.index.json", ".bin.index.json")

@@ -97,7 +97,7 @@ def read_dataset(ds):
     return records
 
 
-# --- the project's seeded minibatch plan (training/rsft.ts, domains/common/rng.ts) ---
+# --- the project's seeded minibatch plan (training/rsft.ts, common/rng.ts) ---
 
 def _imul(a, b):
     return (a * b) & _U32
@@ -113,7 +113,7 @@ def mix_seed(*parts):
 
 
 class Rng:
-    """mulberry32, bit for bit the project's domains/common/rng.ts Rng (which orders the minibatches)."""
+    """mulberry32, bit for bit the project's common/rng.ts Rng (which orders the minibatches)."""
 
     def __init__(self, seed):
         self.state = seed & _U32

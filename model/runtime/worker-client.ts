@@ -8,12 +8,14 @@ export type WireResponse = { id: number; ok: true; value: unknown } | { id: numb
 type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void };
 
 /**
- * Starts a worker from a sibling module (`name` without extension). From TypeScript sources (tsx) a worker
- * does not inherit the parent's loader hooks, so a one-line CommonJS bootstrap registers tsx first.
+ * Starts a worker from a module given as an absolute path without extension (callers pass
+ * `path.join(__dirname, 'core-worker')`). From TypeScript sources (tsx) a worker does not inherit the
+ * parent's loader hooks, so a one-line CommonJS bootstrap registers tsx first.
  */
-function startWorker(name: string, workerData: unknown): Worker {
+function startWorker(modulePath: string, workerData: unknown): Worker {
+  if (!path.isAbsolute(modulePath)) throw new Error(`worker module path ${modulePath} must be absolute: pass path.join(__dirname, name)`);
   const ts = __filename.endsWith('.ts');
-  const entry = path.join(__dirname, `${name}${ts ? '.ts' : '.js'}`);
+  const entry = `${modulePath}${ts ? '.ts' : '.js'}`;
   if (!ts) return new Worker(entry, { workerData });
   // Resolved here so the bootstrap does not depend on the process's working directory.
   const tsx = require.resolve('tsx/cjs');
@@ -27,11 +29,11 @@ export class WorkerClient<Req extends { op: string }> {
   private failure: Error | undefined;
 
   constructor(
-    name: string,
+    modulePath: string,
     workerData: unknown,
     private readonly what: string,
   ) {
-    this.worker = startWorker(name, workerData);
+    this.worker = startWorker(modulePath, workerData);
     // The worker keeps the process alive only while a request is in flight (a forgotten close() must
     // not hang process exit).
     this.worker.unref();

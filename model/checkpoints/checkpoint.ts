@@ -3,9 +3,9 @@
 // rename: a crashed write leaves nothing that loads). Decoding verifies magic, lengths and an inner sha256.
 import { createHash } from 'node:crypto';
 import { endianness } from 'node:os';
-import type { ArtifactRef } from '../store/artifact-ref';
-import type { ArtifactStore } from '../store/artifact-store';
-import { ModelConfig, paramLayout } from './config';
+import type { ArtifactRef } from '../../store/artifact-ref';
+import type { ArtifactStore } from '../../store/artifact-store';
+import { ModelConfig, paramLayout } from '../config';
 
 export interface Checkpoint {
   config: ModelConfig;

@@ -2,10 +2,10 @@
 // false): config.json (model_type gpt2), tokenizer.json + tokenizer_config.json, onnx/model.onnx.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic } from '../store/artifact-store';
+import { writeFileAtomic } from '../../store/artifact-store';
 import type { Checkpoint } from './checkpoint';
-import { buildHfDecoderGraph } from './decoder-graph';
-import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, tokenizerJson } from './tokenizer';
+import { buildHfDecoderGraph } from '../graph/decoder-graph';
+import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, tokenizerJson } from '../tokenizer';
 
 export function hfConfigJson(ck: Pick<Checkpoint, 'config'>): Record<string, unknown> {
   const c = ck.config;

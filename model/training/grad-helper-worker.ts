@@ -1,13 +1,11 @@
 // Worker-thread entry of the trainer's gradient helper: for data-parallel steps it computes the loss and
 // flat gradient of half a batch (1 intra-op thread) with the parameters it is sent.
 import { workerData } from 'node:worker_threads';
-import { ModelConfig } from './config';
-import type { RuntimeOptions } from './ort-session';
-import type { PackedBatch } from './trainer-batch';
-import { GradSessions } from './trainer-core';
-import { serveRequests } from './worker-client';
-
-export type GradRequest = { op: 'grad'; params: Float32Array; packed: PackedBatch } | { op: 'close' };
+import { ModelConfig } from '../config';
+import type { RuntimeOptions } from '../runtime/ort-session';
+import { serveRequests } from '../runtime/worker-client';
+import { GradSessions } from './grad-sessions';
+import type { GradRequest } from './protocol';
 
 const { config, options } = workerData as { config: ModelConfig; options: RuntimeOptions };
 const sessions = new GradSessions(config, options);
@@ -20,4 +18,3 @@ serveRequests<GradRequest>(async (req) => {
   const out = await sessions.run(req.params, req.packed);
   return [out, [out.grad.buffer as ArrayBuffer]];
 });
-

@@ -1,30 +1,17 @@
 // The sampler engine, run inside OrtSampler's worker thread. Each distinct prompt is prefilled once
 // (transformers.js-layout decoder, right-padded batches) and its K/V copied into the slots of every row
 // that samples from it; rows then decode together through the step graph against a fixed-slot cache held
-// in JS (model/slot-cache.ts), so no step copies the whole cache.
+// in JS (slot-cache.ts), so no step copies the whole cache.
 import * as ort from 'onnxruntime-node';
-import type { GenerateRequest, GenerateResult, StopReason } from './backend';
-import { ModelConfig } from './config';
-import { buildHfDecoderGraph, buildStepGraph } from './decoder-graph';
-import { Rng } from './init';
-import { createSession, RuntimeOptions } from './ort-session';
-import { sampleToken } from './sampling';
-import { decodeTokens, encodeText, SPECIAL_TOKENS } from './tokenizer';
+import type { GenerateRequest, GenerateResult, StopReason } from '../backend';
+import { ModelConfig } from '../config';
+import { buildHfDecoderGraph, buildStepGraph } from '../graph/decoder-graph';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { createSession } from '../runtime/ort-session';
+import { sampleToken } from './token-sampling';
+import { decodeTokens, encodeText, SPECIAL_TOKENS } from '../tokenizer';
 import { DecodeRow, SlotCache } from './slot-cache';
-
-export interface SamplerOptions extends RuntimeOptions {
-  /** Rows decoded together; more requests run in waves (bounds cache memory). Default 64. */
-  maxBatchRows?: number;
-}
-
-/** One prompt's prefill: row `row` of a padded batch whose K/V are [rows, H, width, hd] per layer. */
-export interface Prefill {
-  keys: Float32Array[];
-  values: Float32Array[];
-  row: number;
-  width: number;
-  lastLogits: Float32Array; // [V]
-}
+import type { Prefill, SamplerOptions } from './types';
 
 /**
  * Prefill batching: distinct prompts sorted by length, up to 16 rows and ~4096 padded tokens per ORT run
@@ -134,7 +121,7 @@ export class SamplerCore {
   private async runWave(requests: GenerateRequest[], cancelled?: (i: number) => boolean): Promise<GenerateResult[]> {
     const c = this.config;
     const V = c.vocabSize;
-    const rows: DecodeRow[] = requests.map((req, index) => ({ index, req, rng: new Rng(req.seed), tokens: [], logprobs: [], pos: req.promptTokens.length, stop: undefined, stopTail: Math.max(0, ...(req.stopStrings ?? []).map((s) => encodeText(s).length + 4)) }));
+    const rows: DecodeRow[] = requests.map((req, index) => ({ index, req, rng: new Xoshiro128(req.seed), tokens: [], logprobs: [], pos: req.promptTokens.length, stop: undefined, stopTail: Math.max(0, ...(req.stopStrings ?? []).map((s) => encodeText(s).length + 4)) }));
     for (const row of rows) {
       if (cancelled?.(row.index)) row.stop = 'cancelled';
       else if (row.req.maxNewTokens === 0) row.stop = 'max-new-tokens';

@@ -1,16 +1,10 @@
 // Worker-thread entry of the Trainer: owns one TrainerCore and answers step / accumulate / state / close requests.
 import { workerData } from 'node:worker_threads';
-import type { Checkpoint } from './checkpoint';
-import type { RuntimeOptions } from './ort-session';
-import { TrainerCore } from './trainer-core';
-import type { PackedBatch, StepHyperparams } from './trainer-batch';
-import { serveRequests } from './worker-client';
-
-export type TrainerRequest =
-  | { op: 'step'; packed: PackedBatch; hyper: StepHyperparams }
-  | { op: 'accumulate'; packs: PackedBatch[]; hyper: StepHyperparams }
-  | { op: 'state' }
-  | { op: 'close' };
+import type { Checkpoint } from '../checkpoints/checkpoint';
+import type { RuntimeOptions } from '../runtime/ort-session';
+import { serveRequests } from '../runtime/worker-client';
+import { TrainerCore } from './core';
+import type { TrainerRequest } from './protocol';
 
 const { state, options } = workerData as { state: Checkpoint; options: RuntimeOptions };
 const core = new TrainerCore(state, options);

@@ -1,7 +1,7 @@
-// Seeded randomness and content hashing shared by every domain's generator and split code.
-// Generators must be reproducible across machines and Node versions, so nothing here touches
-// Math.random: a 32-bit PRNG (mulberry32) seeded from a string via a hash.
-import { createHash } from 'node:crypto';
+// The seeded PRNG for data: task generators, split assignment, teachers and minibatch order. Results must
+// be reproducible across machines and Node versions, so nothing here touches Math.random: a 32-bit PRNG
+// (mulberry32) seeded from a number or from a string via a hash.
+import { hashToUint32 } from './hash';
 
 /** A small deterministic PRNG; the same seed gives the same stream everywhere. */
 export class Rng {
@@ -44,13 +44,4 @@ export class Rng {
     }
     return out;
   }
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/** First 32 bits of sha256: stable seed derivation from any string. */
-export function hashToUint32(text: string): number {
-  return parseInt(sha256Hex(text).slice(0, 8), 16) >>> 0;
 }

@@ -1,18 +1,19 @@
 // The Trainer: public face of training. Batches are validated and packed here; the ORT work runs in a
-// worker thread (model/train-worker.ts), so a step never blocks this thread's event loop and activities
+// worker thread (core-worker.ts hosting core.ts), so a step never blocks this thread's event loop and activities
 // keep heartbeating. Parameters, AdamW moments and step count live in the worker; state() fetches a copy.
-import type { ArtifactRef } from '../store/artifact-ref';
-import type { ArtifactStore } from '../store/artifact-store';
-import { Checkpoint, loadCheckpoint, saveCheckpoint } from './checkpoint';
-import { ModelConfig, paramLayout } from './config';
-import { initParams } from './init';
-import type { RuntimeOptions } from './ort-session';
-import { packBatch, StepHyperparams, StepResult, TrainBatch } from './trainer-batch';
-import type { TrainerRequest } from './train-worker';
-import { WorkerClient } from './worker-client';
+import * as path from 'node:path';
+import type { ArtifactRef } from '../../store/artifact-ref';
+import type { ArtifactStore } from '../../store/artifact-store';
+import { Checkpoint, loadCheckpoint, saveCheckpoint } from '../checkpoints/checkpoint';
+import { ModelConfig, paramLayout } from '../config';
+import { initParams } from '../checkpoints/init-params';
+import type { RuntimeOptions } from '../runtime/ort-session';
+import { packBatch, StepHyperparams, StepResult, TrainBatch } from './batch';
+import { WorkerClient } from '../runtime/worker-client';
+import type { TrainerRequest } from './protocol';
 
-export { packBatch, bucketRows } from './trainer-batch';
-export type { TrainBatch, StepHyperparams, StepResult, PackedBatch } from './trainer-batch';
+export { packBatch, bucketRows } from './batch';
+export type { TrainBatch, StepHyperparams, StepResult, PackedBatch } from './batch';
 
 export const DEFAULT_HYPERPARAMS: StepHyperparams = { lr: 1e-3, weightDecay: 0.1, clipNorm: 1, beta1: 0.9, beta2: 0.95, eps: 1e-8 };
 
@@ -35,7 +36,7 @@ export class Trainer {
       if (arr.length !== total) throw new Error(`${name} has ${arr.length} values but this config needs ${total}: is the checkpoint for another model config?`);
     }
     this.stepCount = initial.step;
-    this.client = new WorkerClient<TrainerRequest>('train-worker', { state: initial, options }, 'trainer');
+    this.client = new WorkerClient<TrainerRequest>(path.join(__dirname, 'core-worker'), { state: initial, options }, 'trainer');
   }
 
   static fromSeed(config: ModelConfig, seed: number, options: RuntimeOptions = {}): Trainer {

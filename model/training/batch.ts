@@ -1,7 +1,7 @@
 // Training-batch types and packing: rows of tokens and per-token loss weights become the training graph's
 // padded inputs (inputs, shifted targets, weights) for the smallest length bucket that fits.
-import { bucketLength, ModelConfig } from './config';
-import { SPECIAL_TOKENS } from './tokenizer';
+import { bucketLength, ModelConfig } from '../config';
+import { SPECIAL_TOKENS } from '../tokenizer';
 
 /**
  * One training batch of independent rows. `lossWeights[r][i]` weights the loss of predicting

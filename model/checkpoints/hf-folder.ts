@@ -3,12 +3,12 @@
 // renderChatPrompt, and a generation config that samples. Also the way back (import) to a WHALE checkpoint.
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic } from '../store/artifact-store';
+import { writeFileAtomic } from '../../store/artifact-store';
 import type { Checkpoint } from './checkpoint';
-import { ModelConfig, paramLayout } from './config';
-import { hfConfigJson, tokenizerConfigJson } from './export';
+import { ModelConfig, paramLayout } from '../config';
+import { hfConfigJson, tokenizerConfigJson } from './transformers-js-export';
 import { decodeSafetensors, encodeSafetensors, type Tensor } from './safetensors';
-import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, VOCAB_SIZE, tokenizerJson } from './tokenizer';
+import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, VOCAB_SIZE, tokenizerJson } from '../tokenizer';
 
 /** renderChatPrompt as a Jinja chat template: `<|role|>content<|end|>` per message, then `<|assistant|>`. */
 export const CHAT_TEMPLATE =

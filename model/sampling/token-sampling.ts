@@ -1,6 +1,6 @@
 // Per-token sampling: temperature, top-k, top-p over one row of logits, with the request's own seeded RNG;
 // also the base model's log-probability of the chosen token (log-softmax of the raw logits).
-import { Rng } from './init';
+import { Xoshiro128 } from '../../common/xoshiro';
 
 export interface SamplingParams {
   temperature: number; // <= 0 means greedy
@@ -22,7 +22,7 @@ function logSumExp(logits: ArrayLike<number>, offset: number, n: number): number
 }
 
 /** Samples from logits[offset .. offset + n). Scratch arrays are reused by the caller across rows. */
-export function sampleToken(logits: Float32Array, offset: number, n: number, p: SamplingParams, rng: Rng, scratch: { ids: Int32Array; probs: Float64Array }): Sampled {
+export function sampleToken(logits: Float32Array, offset: number, n: number, p: SamplingParams, rng: Xoshiro128, scratch: { ids: Int32Array; probs: Float64Array }): Sampled {
   const lse = logSumExp(logits, offset, n);
   if (!(p.temperature > 0)) {
     let best = 0;

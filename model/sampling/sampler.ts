@@ -1,14 +1,14 @@
-// OrtSampler: the embedded ModelBackend. The sampling engine (model/sampler-core.ts: shared prefill,
+// OrtSampler: the embedded ModelBackend. The sampling engine (core.ts: shared prefill,
 // fixed-slot KV cache, seeded top-k/top-p) runs in a worker thread, because onnxruntime-node runs
 // synchronously on the calling thread; the main event loop stays free while a batch generates.
-import type { GenerateRequest, GenerateResult, ModelBackend } from './backend';
-import type { Checkpoint } from './checkpoint';
-import { ModelConfig, paramLayout } from './config';
-import type { SamplerOptions } from './sampler-core';
-import type { SamplerRequest } from './sampler-worker';
-import { WorkerClient } from './worker-client';
+import * as path from 'node:path';
+import type { GenerateRequest, GenerateResult, ModelBackend } from '../backend';
+import type { Checkpoint } from '../checkpoints/checkpoint';
+import { ModelConfig, paramLayout } from '../config';
+import { WorkerClient } from '../runtime/worker-client';
+import type { SamplerOptions, SamplerRequest } from './types';
 
-export type { SamplerOptions } from './sampler-core';
+export type { SamplerOptions } from './types';
 
 export interface SamplerStats {
   /** Distinct prompts prefilled (identical prompts share one prefill). */
@@ -32,7 +32,7 @@ export class OrtSampler implements ModelBackend {
   static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<OrtSampler> {
     const total = paramLayout(config).total;
     if (params.length !== total) throw new Error(`parameter vector has ${params.length} values, config needs ${total}`);
-    const client = new WorkerClient<SamplerRequest>('sampler-worker', { config, params, options }, 'sampler');
+    const client = new WorkerClient<SamplerRequest>(path.join(__dirname, 'core-worker'), { config, params, options }, 'sampler');
     const maxContext = await client.request<number>({ op: 'ready' });
     return new OrtSampler(config, maxContext, client);
   }

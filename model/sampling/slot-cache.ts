@@ -4,11 +4,11 @@
 // finished rows are compacted away once they are half the batch, so late steps run on live rows only.
 import type * as ort from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
-import type { GenerateRequest, StopReason } from './backend';
-import { ModelConfig } from './config';
-import { Rng } from './init';
-import { SPECIAL_TOKENS } from './tokenizer';
-import type { Prefill } from './sampler-core';
+import type { GenerateRequest, StopReason } from '../backend';
+import { ModelConfig } from '../config';
+import { Xoshiro128 } from '../../common/xoshiro';
+import { SPECIAL_TOKENS } from '../tokenizer';
+import type { Prefill } from './types';
 
 const MASK_NEG = -1e9;
 const SLOT_ROUND = 64;
@@ -16,7 +16,7 @@ const SLOT_ROUND = 64;
 export interface DecodeRow {
   index: number;
   req: GenerateRequest;
-  rng: Rng;
+  rng: Xoshiro128;
   tokens: number[];
   logprobs: number[];
   /** Position of the next token to feed (its K/V goes to slot pos). */

@@ -1,11 +1,11 @@
 // The training graph: flat params in, GPT-2 forward, per-token weighted cross-entropy, reverse-mode
-// backward (model/autodiff), global-norm clipping and AdamW, all in one ONNX graph per (rows, length).
+// backward (autodiff.ts), global-norm clipping and AdamW, all in one ONNX graph per (rows, length).
 // Modes: 'loss' (forward only, for finite differences), 'grad' (loss + flat gradient), 'train' (full step).
-import { ModelConfig, paramLayout } from './config';
+import { ModelConfig, paramLayout } from '../config';
 import { FloatType, GraphBuilder } from './graph-builder';
 import { A } from './onnx-proto';
 import { Tape } from './autodiff';
-import { attention, causalMask, mlp, weightedCrossEntropy } from './train-blocks';
+import { attention, causalMask, mlp, weightedCrossEntropy } from './training-blocks';
 
 export type TrainGraphMode = 'loss' | 'grad' | 'train';
 

@@ -1,9 +1,7 @@
-// Deterministic seeded initialisation (GPT-2 recipe: N(0, 0.02), residual projections scaled by
-// 1/sqrt(2 * nLayers), zero biases, unit LayerNorm gains) and the seeded RNG the sampler reuses.
-import { ModelConfig, paramLayout } from './config';
-
+// The seeded PRNG of the model runtime: initial weights and per-request token sampling. A separate stream
+// from rng.ts on purpose: changing either generator would change recorded weights, samples and data.
 /** xoshiro128** seeded through splitmix32: fast, 32-bit, identical on every platform. */
-export class Rng {
+export class Xoshiro128 {
   private s = new Uint32Array(4);
   constructor(seed: number) {
     let x = seed >>> 0;
@@ -43,20 +41,4 @@ export class Rng {
 
 function rotl(x: number, k: number): number {
   return ((x << k) | (x >>> (32 - k))) >>> 0;
-}
-
-export function initParams(config: ModelConfig, seed: number): Float32Array {
-  const layout = paramLayout(config);
-  const params = new Float32Array(layout.total);
-  const rng = new Rng(seed);
-  const residualStd = 0.02 / Math.sqrt(2 * config.nLayers);
-  for (const s of layout.specs) {
-    const view = params.subarray(s.offset, s.offset + s.size);
-    if (s.init === 'ones') view.fill(1);
-    else if (s.init === 'normal' || s.init === 'residual') {
-      const std = s.init === 'normal' ? 0.02 : residualStd;
-      for (let i = 0; i < view.length; i++) view[i] = std * rng.normal();
-    }
-  }
-  return params;
 }

@@ -1,7 +1,7 @@
 // Inference graphs built from a parameter vector: the transformers.js-layout KV-cache decoder (dynamic
 // shapes; used for prompt prefill and for export) and the sampler's single-token step graph, which reads a
 // fixed-slot cache kept outside the graph and returns only the new position's K/V (no per-step cache copy).
-import { ModelConfig, paramLayout } from './config';
+import { ModelConfig, paramLayout } from '../config';
 import { GraphBuilder } from './graph-builder';
 import { A } from './onnx-proto';
 

@@ -5,56 +5,16 @@
 // helper worker each take half the rows on one intra-op thread, then a small graph combines the gradients
 // and applies AdamW. One synchronisation per step instead of one per op keeps two cores busy even when
 // the machine is shared (where ORT's per-op parallelism, spinning or not, fell to 1-thread speed or below).
+import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
-import type { Checkpoint } from './checkpoint';
-import { ModelConfig, paramLayout } from './config';
-import { createSession, RuntimeOptions } from './ort-session';
-import { buildAdamWGraph, buildTrainGraph, HYPER_INDEX } from './train-graph';
-import type { PackedBatch, StepHyperparams, StepResult } from './trainer-batch';
-import type { GradRequest } from './grad-worker';
-import { WorkerClient } from './worker-client';
-
-/** Sessions kept per trainer: each holds its own plan and arena, so memory grows with distinct shapes. */
-const MAX_SESSIONS = 6;
-
-/** 'grad' sessions (loss + flat gradient) per batch shape, on one intra-op thread. */
-export class GradSessions {
-  private readonly sessions = new Map<string, Promise<ort.InferenceSession>>();
-
-  constructor(
-    private readonly config: ModelConfig,
-    private readonly options: RuntimeOptions,
-  ) {}
-
-  async run(params: Float32Array, packed: PackedBatch): Promise<{ loss: number; grad: Float32Array }> {
-    const key = `${packed.rows}x${packed.seqLen}`;
-    let s = this.sessions.get(key);
-    if (!s) {
-      if (this.sessions.size >= MAX_SESSIONS) {
-        const [oldest, old] = this.sessions.entries().next().value as [string, Promise<ort.InferenceSession>];
-        this.sessions.delete(oldest);
-        void old.then((x) => x.release()).catch(() => undefined);
-      }
-      const long = packed.seqLen >= 512;
-      s = createSession(buildTrainGraph(this.config, { rows: packed.rows, seqLen: packed.seqLen, mode: 'grad', recomputeAttention: long }), { ...this.options, threads: 1 });
-      this.sessions.set(key, s);
-    }
-    const shape = [packed.rows, packed.seqLen];
-    const out = await (await s).run({
-      params: new ort.Tensor('float32', params, [params.length]),
-      tokens: new ort.Tensor('int32', packed.tokens, shape),
-      targets: new ort.Tensor('int32', packed.targets, shape),
-      weights: new ort.Tensor('float32', packed.weights, shape),
-    });
-    return { loss: Number(out.loss.data[0]), grad: out.grad.data as Float32Array };
-  }
-
-  async close(): Promise<void> {
-    const all = [...this.sessions.values()];
-    this.sessions.clear();
-    for (const s of all) await (await s).release();
-  }
-}
+import type { Checkpoint } from '../checkpoints/checkpoint';
+import { ModelConfig, paramLayout } from '../config';
+import { buildAdamWGraph, buildTrainGraph, HYPER_INDEX } from '../graph/training-graph';
+import { createSession, RuntimeOptions } from '../runtime/ort-session';
+import { WorkerClient } from '../runtime/worker-client';
+import type { PackedBatch, StepHyperparams, StepResult } from './batch';
+import { GradSessions, MAX_SESSIONS } from './grad-sessions';
+import type { GradRequest } from './protocol';
 
 /** Rows [from, to) of a packed batch (copies, so the arrays can be sent to another thread). */
 function sliceRows(p: PackedBatch, from: number, to: number): PackedBatch {
@@ -92,7 +52,7 @@ export class TrainerCore {
     this.stepCount = state.step;
     if (!options.deterministic && (options.threads ?? 2) >= 2) {
       this.local = new GradSessions(state.config, options);
-      this.helper = new WorkerClient<GradRequest>('grad-worker', { config: state.config, options }, 'gradient helper');
+      this.helper = new WorkerClient<GradRequest>(path.join(__dirname, 'grad-helper-worker'), { config: state.config, options }, 'gradient helper');
     }
   }
 
