@@ -1,29 +1,12 @@
-// Connection, namespace, task queues, activity timeouts and retry policies, validated with zod.
-// Every value has a default for the embedded dev server; the connection also comes from Temporal's own
-// profile file and TEMPORAL_* variables (@temporalio/envconfig), and WHALE_* variables override both. Read
-// here only (workers and the CLI call loadTemporalConfig; workflows receive activity options as data).
+// Where the workers and the CLI connect (address, namespace, TLS), the task queues, and the local processes
+// (dev server, workers, artifact store), validated with zod. Every value has a default for the embedded dev
+// server; the connection also comes from Temporal's own profile file and TEMPORAL_* variables
+// (@temporalio/envconfig), and WHALE_* variables override both. How activities run (timeouts, retry
+// policies) is not here: it is the run config's `execution` block, the one place a workflow can read it.
 import { z } from 'zod';
 import { loadClientConfigProfile, type ClientConfigProfile, type ConfigDataSource } from '@temporalio/envconfig';
 
 const Duration = z.string().regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as "500ms", "30s", "10m", "2h" or "1d"');
-
-export const RetryPolicySchema = z.object({
-  initialInterval: Duration.describe('Wait before the first retry (unit: duration string: 500ms, 30s, 10m, 2h, 1d)').default('2s'),
-  backoffCoefficient: z.number().min(1).describe('Each retry waits this many times longer than the last (unit: factor)').default(2),
-  maximumInterval: Duration.describe('Longest wait between retries (unit: duration string)').default('1m'),
-  /** 0 = unlimited: a preempted worker's activity waits for the next worker, however long. */
-  maximumAttempts: z.number().int().min(0).describe('Attempts before giving up; 0: unlimited, so a preempted worker\'s activity waits for the next worker (unit: attempts)').default(0),
-  nonRetryableErrorTypes: z.array(z.string()).describe('Error types that fail at once (user and config errors)').default(['ConfigError', 'InvalidInput']),
-});
-
-export const ActivityTimeoutsSchema = z.object({
-  /** Per attempt; long enough for the slowest step at the configured sizes. */
-  startToCloseTimeout: Duration.describe('Time limit of one attempt; long enough for the slowest step at the configured sizes (unit: duration string)'),
-  /** A killed worker is noticed after this long; activities heartbeat well inside it. */
-  heartbeatTimeout: Duration.describe('A killed worker is noticed after this long; activities heartbeat well inside it (unit: duration string)'),
-  retry: RetryPolicySchema.describe('Retry policy of the activity').default(RetryPolicySchema.parse({})),
-});
-export type ActivityTimeouts = z.infer<typeof ActivityTimeoutsSchema>;
 
 export const TemporalConfigSchema = z.object({
   address: z.string().min(1).describe('Temporal frontend address (host:port)').default('127.0.0.1:7233'),
@@ -57,16 +40,6 @@ export const TemporalConfigSchema = z.object({
       retention: Duration.describe('Namespace retention `whale dev` sets: closed runs stay auditable (and their artifacts kept by whale gc) this long (unit: duration string)').default('720h'),
     })
     .describe('The dev server `whale dev` starts')
-    .prefault({}),
-  activities: z
-    .object({
-      rollout: ActivityTimeoutsSchema.describe('Defaults for rolloutBatch').default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      fineTune: ActivityTimeoutsSchema.describe('Defaults for fineTuneStep').default({ startToCloseTimeout: '2h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      evaluate: ActivityTimeoutsSchema.describe('Defaults for evaluateTest and evaluateHarness').default({ startToCloseTimeout: '4h', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-      propose: ActivityTimeoutsSchema.describe('Defaults for proposeHarnesses').default({ startToCloseTimeout: '1h', heartbeatTimeout: '120s', retry: RetryPolicySchema.parse({}) }),
-      validate: ActivityTimeoutsSchema.describe('Defaults for validateHarness').default({ startToCloseTimeout: '10m', heartbeatTimeout: '60s', retry: RetryPolicySchema.parse({}) }),
-    })
-    .describe('Activity timeouts and retry policies')
     .prefault({}),
   worker: z
     .object({

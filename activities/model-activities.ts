@@ -18,6 +18,7 @@ import { runFineTuneStep } from './fine-tune';
 import { decodeCheckpoint } from '../model/checkpoints/checkpoint';
 import { readCheckpointPointer } from '../backends/checkpoint-pointer';
 import { seededPermutation } from '../training/rsft';
+import { TEST_EVAL_STEP } from '../training/eval-tags';
 import { openArchive, recordCandidateEvaluation } from './archive';
 
 export interface ModelActivityDeps {
@@ -40,10 +41,12 @@ export interface ModelActivityDeps {
 }
 
 /** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
-export const TEST_EVAL_STEP = 0x7e57;
+export { TEST_EVAL_STEP };
 /** Sampling of test evaluations (and of an exported agent bundle, which reproduces them). */
 export const TEST_SAMPLING = { temperature: 1.0, topK: 20 } as const;
 const HARNESS_EVAL_STEP = 0x4a55;
+/** What an evaluateHarness input without `sampling` (scheduled before the run config set it) was scored with. */
+const HARNESS_SAMPLING_BEFORE_CONFIG = { temperature: 1.0, topK: 20 } as const;
 
 
 
@@ -167,7 +170,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       const tasks = input.taskLimit ? instance.splits.harness.slice(0, input.taskLimit) : instance.splits.harness;
       const trajectories = await rollouts({
         domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.rolloutsPerTask,
-        sampling: { temperature: 1.0, topK: 20 }, runSeed: input.seed, step: HARNESS_EVAL_STEP, label: `harness ${input.name}`,
+        sampling: input.sampling ?? HARNESS_SAMPLING_BEFORE_CONFIG, runSeed: input.seed, step: HARNESS_EVAL_STEP, label: `harness ${input.name}`,
       });
       const jsonl = trajectoriesToJsonl(trajectories);
       const ref = await deps.store.put('trajectories', jsonl);

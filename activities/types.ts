@@ -173,6 +173,8 @@ export interface EvaluateHarnessInput {
   checkpoint: ArtifactRef;
   rolloutsPerTask: number;
   taskLimit: number | null;
+  /** From the run config (harness.temperature, harness.topK); absent in inputs scheduled before it had them. */
+  sampling?: SamplingOptions;
 }
 export interface EvaluateHarnessResult {
   successRate: number;

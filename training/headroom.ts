@@ -7,11 +7,10 @@ import type { DomainInstance, EnvTask } from '../domains/types';
 import { loadHarnessInProcess } from '../harness-sandbox/in-process';
 import { OrtSampler, Trainer, type Checkpoint, type StepHyperparams } from '../model';
 import { ROLLOUT_LIMITS } from './corpus';
+import { TEST_EVAL_STEP } from './eval-tags';
 import { acceptedExamples, planMinibatches, runSftEpoch } from './rsft';
 
 export const ROLLOUT_SAMPLING: RolloutSampling = { temperature: 1, topK: 20, topP: 1, ...ROLLOUT_LIMITS };
-/** The step tag of test evaluations (rollout steps use 0, 1, 2, ...), as the evaluateTest activity does. */
-const TEST_EVAL_STEP = 0x7e57;
 
 export interface EvalResult {
   meanAt8: number;

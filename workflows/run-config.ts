@@ -1,6 +1,7 @@
 // The run configuration in two tiers: a small, versioned, partial input (JSON file or preset) that the
 // workflow expands deterministically with that version's defaults into an explicit config it records.
-// Workflow-safe: zod only. Changing a default here is a versioned change: add RunConfigV2, keep V1.
+// Workflow-safe: zod only. Changing a default here is a versioned change: add RunConfigV2, keep V1. A new
+// field whose default is what the code did before stays in V1: recorded inputs and configs expand as they ran.
 import { z } from 'zod';
 import { ArtifactRef } from '../store/artifact-ref';
 
@@ -62,11 +63,28 @@ const ProposerConfig = z.discriminatedUnion('kind', [
 // Checked here: a duration Temporal cannot parse would otherwise throw inside the workflow and leave the run stuck.
 const DurationV1 = z.string().regex(/^\d+(\.\d+)?(ms|s|m|h|d)$/, 'expected a duration such as "500ms", "30s", "10m", "2h" or "1d"');
 
-const ActivityOptionsV1 = z.strictObject({
-  startToCloseTimeout: DurationV1.describe('Time limit of one attempt of the activity (unit: duration string: 500ms, 30s, 10m, 2h, 1d)').default('2h'),
-  heartbeatTimeout: DurationV1.describe('A worker that stops heartbeating for this long is presumed dead and the attempt is retried (unit: duration string)').default('60s'),
-  maximumAttempts: z.number().int().min(0).describe('Attempts before the activity fails the run; 0: unlimited (a preempted worker\'s work waits for the next worker) (unit: attempts)').default(0),
-});
+const DURATION_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+function durationMs(d: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(d);
+  return m ? Number(m[1]) * DURATION_MS[m[2] as keyof typeof DURATION_MS] : NaN;
+}
+
+/**
+ * Every option of one kind of activity: its timeouts and its whole retry policy. The workflow passes these
+ * to Temporal as they are; nothing else (no file, no variable, no literal in workflow code) sets them.
+ */
+const ActivityOptionsV1 = z
+  .strictObject({
+    startToCloseTimeout: DurationV1.describe('Time limit of one attempt of the activity (unit: duration string: 500ms, 30s, 10m, 2h, 1d)').default('2h'),
+    heartbeatTimeout: DurationV1.describe('A worker that stops heartbeating for this long is presumed dead and the attempt is retried (unit: duration string)').default('60s'),
+    maximumAttempts: z.number().int().min(0).describe('Attempts before the activity fails the run; 0: unlimited (a preempted worker\'s work waits for the next worker) (unit: attempts)').default(0),
+    initialInterval: DurationV1.describe('Retry policy: wait before the first retry (unit: duration string)').default('2s'),
+    backoffCoefficient: z.number().min(1).max(100).describe('Retry policy: each retry waits this many times longer than the one before, up to maximumInterval (unit: factor)').default(2),
+    maximumInterval: DurationV1.describe('Retry policy: longest wait between retries; at least initialInterval (unit: duration string)').default('1m'),
+    nonRetryableErrorTypes: z.array(z.string().min(1)).describe('Retry policy: failure types that fail the activity at once instead of retrying (besides failures the activity itself marks non-retryable)').default(['ConfigError', 'InvalidInput']),
+  })
+  // Temporal rejects such a policy when the workflow schedules the activity: the run would look stuck.
+  .refine((o) => !(durationMs(o.maximumInterval) < durationMs(o.initialInterval)), { path: ['maximumInterval'], message: 'must be at least initialInterval (Temporal rejects a retry policy whose longest wait is shorter than its first)' });
 
 export const RunConfigV1 = z
   .strictObject({
@@ -144,6 +162,8 @@ export const RunConfigV1 = z
         rolloutsPerTask: PositiveInt.describe('Rollouts per D_harness task when scoring a candidate (paper: 1) (unit: rollouts)').default(1),
         /** Limit D_harness to its first N tasks (null: all, 256 in every paper domain). */
         taskLimit: PositiveInt.describe('Limit D_harness to its first N tasks; null: all (256 in every paper domain) (unit: tasks)').nullable().default(null),
+        temperature: z.number().positive().max(5).describe('Sampling temperature of the D_harness rollouts that score a candidate').default(1.0),
+        topK: z.number().int().min(0).describe('Top-k sampling of the D_harness rollouts that score a candidate; 0: off (unit: tokens)').default(20),
       })
       .describe('Harness phase: Meta-Harness search')
       .prefault({}),
@@ -175,10 +195,10 @@ export const RunConfigV1 = z
         proposerTaskQueue: z.string().describe('Task queue of the proposer worker (proposals, validation, archive)').default('whale-proposer'),
         rollout: ActivityOptionsV1.describe('Options of rolloutBatch (training rollouts)').prefault({}),
         fineTune: ActivityOptionsV1.describe('Options of fineTuneStep').prefault({}),
-        evaluate: ActivityOptionsV1.describe('Options of evaluateTest and evaluateHarness').prefault({ startToCloseTimeout: '4h' }),
-        propose: ActivityOptionsV1.describe('Options of proposeHarnesses and validateHarness').prefault({ startToCloseTimeout: '1h', heartbeatTimeout: '120s' }),
+        evaluate: ActivityOptionsV1.describe('Options of prepareRun, evaluateTest and evaluateHarness').prefault({ startToCloseTimeout: '4h' }),
+        propose: ActivityOptionsV1.describe('Options of proposeHarnesses, validateHarness and finalizeHarnessPhase').prefault({ startToCloseTimeout: '1h', heartbeatTimeout: '120s' }),
       })
-      .describe('Task queues and activity options (timeouts, retries) of the run')
+      .describe('Task queues and activity options (timeouts, retry policies) of the run: their only home (temporal.config.ts holds where to connect, not how activities run)')
       .prefault({}),
   })
   .superRefine((c, ctx) => {

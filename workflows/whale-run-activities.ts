@@ -7,17 +7,20 @@ import type { RunConfig } from './run-config';
 
 type ExecOptions = RunConfig['execution']['rollout'];
 
-function options(taskQueue: string, o: ExecOptions): ActivityOptions {
+type Duration = ActivityOptions['startToCloseTimeout'];
+
+/** Temporal's options for one kind of activity: every value from the run config's `execution` block. */
+export function activityOptions(taskQueue: string, o: ExecOptions): ActivityOptions {
   return {
     taskQueue,
-    startToCloseTimeout: o.startToCloseTimeout as ActivityOptions['startToCloseTimeout'],
-    heartbeatTimeout: o.heartbeatTimeout as ActivityOptions['heartbeatTimeout'],
+    startToCloseTimeout: o.startToCloseTimeout as Duration,
+    heartbeatTimeout: o.heartbeatTimeout as Duration,
     // No scheduleToStartTimeout: while no worker serves a queue (preemption), tasks wait there.
     retry: {
-      initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m',
+      initialInterval: o.initialInterval as Duration, backoffCoefficient: o.backoffCoefficient, maximumInterval: o.maximumInterval as Duration,
       // 0 means unlimited: Temporal wants the field left out for that.
       ...(o.maximumAttempts > 0 ? { maximumAttempts: o.maximumAttempts } : {}),
-      nonRetryableErrorTypes: ['ConfigError', 'InvalidInput'],
+      nonRetryableErrorTypes: [...o.nonRetryableErrorTypes],
     },
   };
 }
@@ -31,10 +34,10 @@ export function createActivityProxies(config: RunConfig, ctx: () => LogContext) 
   const x = config.execution;
   const model = x.modelTaskQueue;
   const proposer = x.proposerTaskQueue;
-  const rollout = proxyActivities<WhaleActivities>(options(model, x.rollout));
-  const fineTune = proxyActivities<WhaleActivities>(options(model, x.fineTune));
-  const evaluate = proxyActivities<WhaleActivities>(options(model, x.evaluate));
-  const propose = proxyActivities<WhaleActivities>(options(proposer, x.propose));
+  const rollout = proxyActivities<WhaleActivities>(activityOptions(model, x.rollout));
+  const fineTune = proxyActivities<WhaleActivities>(activityOptions(model, x.fineTune));
+  const evaluate = proxyActivities<WhaleActivities>(activityOptions(model, x.evaluate));
+  const propose = proxyActivities<WhaleActivities>(activityOptions(proposer, x.propose));
   return {
     model: {
       prepareRun: withContext(evaluate.prepareRun, ctx),
