@@ -29,6 +29,18 @@ async function readCheckpointFile(file: string) {
   return decodeCheckpoint(bytes, `checkpoint ${file}`);
 }
 
+/** A run config file as a JSON object (the fields are checked when the run starts). */
+async function readRunConfigObject(file: string): Promise<Record<string, unknown>> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await fs.readFile(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--run-config ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message} (give a run config JSON file, e.g. a copy of trainers/hf/math-journey.json)`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`--run-config ${file}: a run config is a JSON object such as {"version": 1, "method": "whale-fixed", "domain": "math"}`);
+  return parsed as Record<string, unknown>;
+}
+
 export function registerHfCommands(program: Command): void {
   program
     .command('export')
@@ -51,11 +63,21 @@ export function registerHfCommands(program: Command): void {
     .option('--store <dir>', 'also put it into this artifact store and print its reference')
     .option('--pointer', 'with --store: store a pointer to the folder (served by an OpenAI-compatible server, trained by an external trainer) instead of converting it')
     .option('--model <name>', 'with --pointer: the name the server serves it under (default: the folder\'s absolute path, as `transformers serve` names local folders)')
-    .action(async (folder: string, o: { out?: string; store?: string; pointer?: boolean; model?: string }) => {
+    .option('--run-config <file>', 'with --pointer: also write the reference into this run config JSON file as model.baseCheckpoint')
+    .action(async (folder: string, o: { out?: string; store?: string; pointer?: boolean; model?: string; runConfig?: string }) => {
+      if (o.runConfig && !o.pointer) throw new Error('--run-config goes with --pointer (a converted checkpoint file is not a served model)');
       if (o.pointer) {
         if (!o.store) throw new Error('--pointer needs --store <artifact dir>: the pointer is an artifact of that store');
+        // Read the run config first: a file that is not a JSON object leaves nothing in the store.
+        const config = o.runConfig ? await readRunConfigObject(o.runConfig) : null;
         const ref = await storeHfPointer(new DirectoryArtifactStore(o.store), folder, o.model);
         process.stdout.write(`${JSON.stringify(ref)}\n`);
+        if (o.runConfig && config) {
+          const model = typeof config.model === 'object' && config.model !== null && !Array.isArray(config.model) ? config.model as Record<string, unknown> : {};
+          config.model = { ...model, baseCheckpoint: ref };
+          await writeFileAtomic(o.runConfig, `${JSON.stringify(config, null, 2)}\n`);
+          process.stdout.write(`wrote it to ${o.runConfig} as model.baseCheckpoint\n`);
+        }
         return;
       }
       const ck = await importHfFolder(folder);
