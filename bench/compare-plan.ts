@@ -15,6 +15,8 @@ export interface BenchSizes {
   promptsPerStep: number;
   samplesPerPrompt: number;
   minibatchSize: number;
+  /** AdamW learning rate of every weight step (the run config's weight.learningRate). */
+  learningRate: number;
   /** D_harness tasks a candidate is scored on, and candidates per proposal round (M). */
   harnessTasks: number;
   candidatesPerRound: number;
@@ -33,12 +35,12 @@ export interface BenchSizes {
 
 export const SIZES: Record<'default' | 'tiny', BenchSizes> = {
   default: {
-    promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64, harnessTasks: 128, candidatesPerRound: 3,
+    promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64, learningRate: 1e-4, harnessTasks: 128, candidatesPerRound: 3,
     testTasks: 128, testSamplesPerTask: 8, testEveryEpochs: 0.1, promptOnlyEpochs: 0.1, promptOnlyRounds: 3,
     patienceEpochs: 0.05, harnessMinProposalRounds: 2, harnessPatienceRounds: 1, harnessMaxProposalRounds: 4,
   },
   tiny: {
-    promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8, harnessTasks: 4, candidatesPerRound: 1,
+    promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8, learningRate: 1e-4, harnessTasks: 4, candidatesPerRound: 1,
     testTasks: 4, testSamplesPerTask: 2, testEveryEpochs: 0.001, promptOnlyEpochs: 0.001, promptOnlyRounds: 2,
     patienceEpochs: 0.001, harnessMinProposalRounds: 1, harnessPatienceRounds: 1, harnessMaxProposalRounds: 2,
   },
@@ -91,7 +93,7 @@ export function benchRunConfig(token: string, domain: string, seed: number, budg
     version: 1,
     name: `bench compare: ${token} on ${domain}, seed ${seed}, budget ${budget} rollouts`,
     domain, seed,
-    weight: { promptsPerStep: s.promptsPerStep, samplesPerPrompt: s.samplesPerPrompt, minibatchSize: s.minibatchSize, learningRate: 1e-4 },
+    weight: { promptsPerStep: s.promptsPerStep, samplesPerPrompt: s.samplesPerPrompt, minibatchSize: s.minibatchSize, learningRate: s.learningRate },
     harness: { candidatesPerRound: s.candidatesPerRound, taskLimit: s.harnessTasks },
     test: { everyEpochs: s.testEveryEpochs, samplesPerTask: s.testSamplesPerTask, taskLimit: s.testTasks },
   };
