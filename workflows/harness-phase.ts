@@ -12,6 +12,7 @@ import { logContext } from './run-log';
 import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-run-plan';
 import { evaluateOnTest } from './test-eval';
 import { SKIP_UNSCORED_ROUNDS_PATCH } from './patches';
+import { activitySummary } from './user-metadata';
 
 const INCOMING = 'incoming';
 
@@ -57,7 +58,7 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
     runId: state.runId, domain: state.config.domain, seed: state.config.seed, cycle: state.cycle, round,
     count: state.config.harness.candidatesPerRound, promptOnly: state.config.method === 'prompt-only',
     archiveKey: phase.archiveKey, accepted: phase.accepted, proposer: state.config.harness.proposer,
-  });
+  }, activitySummary.proposeHarnesses(phase.index, round, state.config.harness.candidatesPerRound));
   if (proposed.failure) {
     phase.failedRounds += 1;
     log.warn('proposer failed this round; the phase goes on', { ...logContext(state), round, failure: proposed.failure });
@@ -106,7 +107,7 @@ async function validateAndScore(state: RunState, phase: HarnessPhase, acts: Acts
   const validation = await acts.proposer.validateHarness({
     runId: state.runId, domain: state.config.domain, archiveKey: phase.archiveKey, name: c.name, source: c.source,
     promptOnlyBase: state.config.method === 'prompt-only' ? state.baseHarness : null,
-  });
+  }, activitySummary.validateHarness(phase.index, round, c.name));
   state.ledger.search += validation.rollouts;
   if (!validation.valid) {
     return { ...rowBase(c, round), status: 'invalid', successRate: null, meanTurns: null, meanTokens: null, reason: `${validation.failureKind}: ${validation.reason}` };
@@ -130,7 +131,7 @@ async function scoreCandidate(state: RunState, phase: HarnessPhase, acts: Acts, 
     harness: c.source, checkpoint: state.checkpoint, rolloutsPerTask: state.config.harness.rolloutsPerTask,
     taskLimit: state.config.harness.taskLimit,
     sampling: { temperature: state.config.harness.temperature, topK: state.config.harness.topK },
-  });
+  }, activitySummary.evaluateHarness(phase.index, round, c.name));
   state.ledger.search += result.rollouts;
   return { ...rowBase(c, round), status: 'evaluated', successRate: result.successRate, meanTurns: result.meanTurns, meanTokens: result.meanTokens, reason: null };
 }
@@ -150,7 +151,7 @@ function adoptAccepted(state: RunState, phase: HarnessPhase): void {
 export async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts: Acts, rule: string): Promise<true> {
   adoptAccepted(state, phase);
   const frontier = paretoFrontier(scores(phase)).map((c) => c.id);
-  await acts.proposer.finalizeHarnessPhase({ runId: state.runId, archiveKey: phase.archiveKey, rows: phase.rows, accepted: phase.accepted, frontier });
+  await acts.proposer.finalizeHarnessPhase({ runId: state.runId, archiveKey: phase.archiveKey, rows: phase.rows, accepted: phase.accepted, frontier }, activitySummary.finalizeHarnessPhase(phase.index, phase.accepted));
   const acceptedRow = phase.rows.find((r) => r.name === phase.accepted);
   phase.lastRule = rule;
   state.phases.push({

@@ -3,6 +3,7 @@
 // is not repeated.
 import type { RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
+import { activitySummary } from './user-metadata';
 
 function pairKey(state: RunState): string {
   return `${state.checkpoint.sha256}:${state.harness.sha256}`;
@@ -24,7 +25,7 @@ export async function evaluateOnTest(state: RunState, acts: Acts, label: string,
     runId: state.runId, domain: state.config.domain, seed: state.config.seed, label,
     checkpoint: state.checkpoint, harness: state.harness,
     samplesPerTask: state.config.test.samplesPerTask, taskLimit: state.config.test.taskLimit,
-  });
+  }, activitySummary.evaluateTest(label, state.weightStepsDone));
   state.ledger.test += result.rollouts;
   state.lastEvalKey = key;
   if (opts.countsForBest) record(state, label, result.meanAt8);

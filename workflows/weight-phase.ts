@@ -9,6 +9,7 @@ import { logContext } from './run-log';
 import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } from './whale-run-plan';
 import { currentPairEvaluated, evaluateOnTest } from './test-eval';
 import { TEST_AT_ADAPTIVE_STOP_PATCH } from './patches';
+import { activitySummary } from './user-metadata';
 
 export function startWeightPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
@@ -33,7 +34,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
     prompts: config.weight.promptsPerStep, samplesPerPrompt: config.weight.samplesPerPrompt,
     sampling: { temperature: config.weight.temperature, topK: config.weight.topK },
     acceptThreshold: config.weight.acceptThreshold,
-  });
+  }, activitySummary.rolloutBatch(step, config.weight.promptsPerStep * config.weight.samplesPerPrompt));
   state.ledger.training += rollouts.rollouts;
   state.cursor = advanceCursor(state.cursor, config.weight.promptsPerStep, state.splitSizes.weight);
   const tuned = await acts.model.fineTuneStep({
@@ -43,7 +44,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
     // Only when set: a 'calls' step keeps the exact input (and idempotency key) it had before the field existed.
     ...(config.weight.minibatchUnit === 'trajectories' ? { minibatchUnit: 'trajectories' as const } : {}),
     clipNorm: config.weight.clipNorm, deterministic: config.weight.deterministic,
-  });
+  }, activitySummary.fineTuneStep(step));
   state.checkpoint = tuned.checkpoint;
   state.weightStepsDone = step;
   phase.stepsInPhase += 1;

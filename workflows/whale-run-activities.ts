@@ -1,7 +1,7 @@
 // Activity proxies for the run workflow, routed per resource: model work (rollouts, fine-tune steps,
 // evaluations) to the model queue, proposing and validating harness code to the proposer queue. Options come
 // from the run config (workflow input), never from the environment.
-import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, type ActivityFunctionWithOptions, type ActivityOptions } from '@temporalio/workflow';
 import type { LogContext, WhaleActivities } from '../activities/types';
 import type { RunConfig } from './run-config';
 
@@ -25,9 +25,15 @@ export function activityOptions(taskQueue: string, o: ExecOptions): ActivityOpti
   };
 }
 
-/** Adds the run's log context to an activity's input (workers attach it to every log line). */
-function withContext<I extends object, R>(fn: (input: I) => Promise<R>, ctx: () => LogContext): (input: I) => Promise<R> {
-  return (input) => fn({ ...input, logContext: ctx() });
+/**
+ * Adds the run's log context to an activity's input (workers attach it to every log line) and, when given,
+ * a one-line summary the Web UI shows on the activity (user metadata: not part of the determinism check).
+ */
+function withContext<I extends object, R>(fn: ActivityFunctionWithOptions<(input: I) => Promise<R>>, ctx: () => LogContext): (input: I, summary?: string) => Promise<R> {
+  return (input, summary) => {
+    const args = { ...input, logContext: ctx() };
+    return summary === undefined ? fn(args) : fn.executeWithOptions({ summary }, [args]);
+  };
 }
 
 export function createActivityProxies(config: RunConfig, ctx: () => LogContext) {

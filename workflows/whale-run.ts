@@ -12,6 +12,7 @@ import {
   log,
   makeContinueAsNewFunc,
   patched,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -23,6 +24,7 @@ import { epochsToSteps, stepsPerEpoch as computeStepsPerEpoch } from './decision
 import { stageAt } from './whale-run-plan';
 import { createActivityProxies, type Acts } from './whale-run-activities';
 import { logContext } from './run-log';
+import { activitySummary, currentDetails } from './user-metadata';
 import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
@@ -132,7 +134,7 @@ async function initialiseRun(config: RunState['config'], acts: Acts): Promise<Ru
   const prepared = await acts.model.prepareRun({
     runId, config, domain: config.domain, seed: config.seed, modelPreset: config.model.preset,
     baseCheckpoint: config.model.baseCheckpoint, baseHarness: config.model.baseHarness,
-  });
+  }, activitySummary.prepareRun(config));
   const stepsPerEpoch = computeStepsPerEpoch(prepared.splitSizes.weight, config.weight.promptsPerStep);
   const state: RunState = {
     stateVersion: STATE_VERSION, runId, config, splitSizes: prepared.splitSizes, stepsPerEpoch,
@@ -234,6 +236,8 @@ function publish(state: RunState, runState: string): void {
       lastRule: phase.kind === 'weight' || phase.kind === 'harness' ? phase.lastRule : '',
     },
   });
+  // Web UI "current details" (answered by a worker's query; writes no event, so replay is unchanged).
+  setCurrentDetails(currentDetails(state, phaseLabel, runState));
 }
 
 function registerHandlers(get: () => RunState | null, scope: () => CancellationScope | null, early: RunState['control']): void {
