@@ -1,6 +1,7 @@
 // The model worker's activities: preparing a run, rollout batches, fine-tune steps, test evaluation and
-// harness scoring. Built by a factory closed over its dependencies (store, domains, sandbox, base policies),
-// so tests pass small real ones. Every rollout goes through the one agent loop.
+// harness scoring. Built by a factory closed over its dependencies (store, sampler and fine-tune backends,
+// loaded harnesses, domains, base policies), so tests pass small real ones. Every rollout goes through the
+// one agent loop.
 import { Context } from '@temporalio/activity';
 import { configError, throwIfCancelled, withHeartbeatTimer } from './activity-context';
 import type { ArtifactStore } from '../store/artifact-store';
@@ -13,17 +14,20 @@ import type {
   EvaluateHarnessInput, EvaluateHarnessResult, EvaluateTestInput, EvaluateTestResult, FineTuneStepInput, FineTuneStepResult,
   PrepareRunInput, PrepareRunResult, RolloutBatchInput, RolloutBatchResult, WhaleActivities,
 } from './types';
-import type { ModelResources } from './model-resources';
-import { runFineTuneStep } from './fine-tune';
-import { decodeCheckpoint } from '../model/checkpoints/checkpoint';
-import { readCheckpointPointer } from '../backends/checkpoint-pointer';
+import type { FineTuneBackend, SamplerBackend } from './model-backends';
+import type { HarnessLoader } from './harness-loader';
 import { seededPermutation } from '../training/rsft';
 import { TEST_EVAL_STEP } from '../training/eval-tags';
 import { openArchive, recordCandidateEvaluation } from './archive';
 
 export interface ModelActivityDeps {
   store: ArtifactStore;
-  resources: ModelResources;
+  /** Where rollouts generate (embedded onnxruntime, or an OpenAI-compatible server). */
+  sampler: SamplerBackend;
+  /** Where fine-tune steps train (embedded onnxruntime, or an external trainer). */
+  trainer: FineTuneBackend;
+  /** Harness runners loaded into the sandbox. */
+  harnesses: HarnessLoader;
   /** The domain instance for a run config's domain name (throws a clear error for unknown names). */
   domain(name: string): DomainInstance;
   /** The domain's base policy checkpoint bytes (committed, or from `whale pretrain`). */
@@ -32,10 +36,6 @@ export interface ModelActivityDeps {
   seedHarness(domain: string): string;
   /** System-owned limits of one rollout (not harness-owned). */
   limits: { maxNewTokensPerTurn: number; maxEpisodeTokens: number };
-  /** Trainer threads (ignored in deterministic mode: 1). */
-  threads: number;
-  /** Minimum time between partial fine-tune checkpoints (the resume points of a killed step), ms. */
-  partialCheckpointEveryMs?: number;
   /** Root of the harness archives (browsable files): scored candidates and their D_harness traces go there. */
   archiveRoot?: string;
 }
@@ -68,8 +68,8 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     // The timer beats from the start: loading a sampler or a harness can itself outlast a heartbeat timeout.
     return withHeartbeatTimer(async (beat) => {
       const instance = domainOf(opts.domain);
-      const backend = await deps.resources.sampler(opts.checkpoint);
-      const harness = await deps.resources.harness(opts.harness);
+      const backend = await deps.sampler.samplerFor(opts.checkpoint);
+      const harness = await deps.harnesses.load(opts.harness);
       const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
       const { trajectories } = await runEpisodes({
         backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
@@ -89,15 +89,9 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       let checkpoint = input.baseCheckpoint;
       if (checkpoint) {
         if (!(await deps.store.has(checkpoint))) configError(`model.baseCheckpoint ${checkpoint.uri} is not in the artifact store: put it there (whale import <folder> --store <artifact dir>; --pointer for a served Hugging Face model) or omit it to start from the domain's base policy`);
-        // A truncated or foreign file fails the run here, at once, instead of every later rollout. A pointer to
-        // served weights (a Hugging Face folder) is checked by the rollout backend that serves it.
-        if (!(await readCheckpointPointer(deps.store, checkpoint))) {
-          try {
-            decodeCheckpoint(await deps.store.get(checkpoint), `model.baseCheckpoint ${checkpoint.uri}`);
-          } catch (err) {
-            configError((err as Error).message);
-          }
-        }
+        // A truncated or foreign file fails the run here, at once, instead of every later rollout.
+        const problem = await deps.sampler.baseCheckpointProblem(checkpoint, `model.baseCheckpoint ${checkpoint.uri}`);
+        if (problem) configError(problem);
       } else {
         let bytes: Uint8Array;
         try {
@@ -144,7 +138,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       const resumeFrom = resumeDetails();
       // Until the step beats itself (loading the trainer takes a while) the timer re-sends the previous
       // attempt's resume point, or plain progress 0 on a first attempt.
-      return withHeartbeatTimer((beat) => runFineTuneStep(deps, input, { heartbeat: beat, throwIfCancelled, resumeFrom, partialEveryMs: deps.partialCheckpointEveryMs }), resumeFrom ?? { kind: 'fine-tune-progress', progress: 0 });
+      return withHeartbeatTimer((beat) => deps.trainer.fineTuneStep(input, { heartbeat: beat, throwIfCancelled, resumeFrom }), resumeFrom ?? { kind: 'fine-tune-progress', progress: 0 });
     },
 
     async evaluateTest(input: EvaluateTestInput): Promise<EvaluateTestResult> {

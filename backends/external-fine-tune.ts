@@ -1,22 +1,21 @@
-// fineTuneStep through an external trainer (a command or an HTTP endpoint speaking
-// whale-external-trainer/2): writes the step's dataset and request into the shared artifact directory,
-// waits for the trainer while heartbeating (cancellation kills the command or aborts the request), and
-// stores the new checkpoint. Idempotent like the embedded step (a repeat with equal inputs returns the stored
-// result); a retry re-runs the whole step (an external trainer has no minibatch cursor to resume from).
+// The external fine-tune backend: a step through an external trainer (a command or an HTTP endpoint
+// speaking whale-external-trainer/2). Writes the step's dataset and request into the shared artifact
+// directory, waits for the trainer while heartbeating (cancellation kills the command or aborts the request),
+// and stores the new checkpoint. Idempotent through the shared step (fine-tune-step.ts); a retry re-runs the
+// whole step (an external trainer has no minibatch cursor to resume from).
 import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { decodeCheckpoint } from '../model';
-import { trajectoriesFromJsonl } from '../agent/trajectory';
-import { fineTuneKey, keptAndDropped } from '../activities/fine-tune';
 import type { FineTuneStepInput, FineTuneStepResult } from '../activities/types';
+import type { FineTuneBackend, FineTuneContext } from '../activities/model-backends';
 import type { ArtifactStore } from '../store/artifact-store';
 import { sha256Hex, writeFileAtomic } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import type { ExternalTrainerConfig } from './config';
-import { heartbeatSafe, throwIfCancelled } from '../activities/activity-context';
 import { putCheckpointPointer, readCheckpointPointer } from './checkpoint-pointer';
+import { idempotentFineTuneStep, unchangedResult } from './fine-tune-step';
 import { TRAINER_PROTOCOL, TrainResponse, datasetFromTrajectories, datasetToJsonl, type TrainRequest } from './trainer-protocol';
 
 export interface ExternalFineTuneDeps {
@@ -27,31 +26,16 @@ export interface ExternalFineTuneDeps {
   env?: NodeJS.ProcessEnv;
 }
 
-export interface ExternalFineTuneContext {
-  heartbeat(details: unknown): void;
-  throwIfCancelled(): void;
-}
-
 /** A trainer's own fault (bad response, rejected request): retrying the same step would fail the same way. */
 function trainerFault(message: string): never {
   throw ApplicationFailure.nonRetryable(message, 'ExternalTrainerError');
 }
 
-export async function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input: FineTuneStepInput, ctx: ExternalFineTuneContext): Promise<FineTuneStepResult> {
-  const inputKey = fineTuneKey(input);
-  const name = `fine-tune/${inputKey}`;
-  const done = await deps.store.lookupName(name);
-  if (done) return JSON.parse((await deps.store.get(done)).toString('utf8')) as FineTuneStepResult;
-
-  const trajectories = trajectoriesFromJsonl((await deps.store.get(input.trajectories)).toString('utf8'));
-  const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
-  const records = datasetFromTrajectories(trajectories, input.acceptThreshold);
-  const calls = keptAndDropped(accepted);
-  const unit = input.minibatchUnit ?? 'calls';
-  let result: FineTuneStepResult;
-  if (records.length === 0) {
-    result = { checkpoint: input.checkpoint, updated: false, acceptedTrajectories: 0, acceptedTokens: 0, minibatches: 0, meanLoss: null, resumedFromMinibatch: 0, ...calls };
-  } else {
+export function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input: FineTuneStepInput, ctx: FineTuneContext): Promise<FineTuneStepResult> {
+  return idempotentFineTuneStep(deps.store, input, async ({ inputKey, trajectories, accepted, calls }) => {
+    const records = datasetFromTrajectories(trajectories, input.acceptThreshold);
+    if (records.length === 0) return unchangedResult(input, calls);
+    const unit = input.minibatchUnit ?? 'calls';
     const dir = path.join(deps.artifactRoot, 'external-trainer', inputKey.slice(0, 32));
     await fs.mkdir(dir, { recursive: true });
     const jsonl = datasetToJsonl(records);
@@ -69,16 +53,13 @@ export async function runExternalFineTuneStep(deps: ExternalFineTuneDeps, input:
     await writeFileAtomic(path.join(dir, 'request.json'), JSON.stringify(request, null, 2));
     const response = await callTrainer(deps, request, ctx);
     const checkpoint = await ingestCheckpoint(deps.store, response, pointer?.model);
-    result = {
+    return {
       checkpoint, updated: true, acceptedTrajectories: accepted.length,
       acceptedTokens: response.metrics?.trained_tokens ?? records.reduce((a, r) => a + (r.completion_token_ids?.length ?? 0), 0),
       minibatches: response.metrics?.minibatches ?? Math.ceil((unit === 'calls' ? records.length : new Set(records.map((r) => r.trajectory_id)).size) / input.minibatchSize),
       meanLoss: response.metrics?.mean_loss ?? null, resumedFromMinibatch: 0, ...calls,
     };
-  }
-  const stored = await deps.store.put('blob', JSON.stringify(result));
-  const bound = await deps.store.bindName(name, stored);
-  return bound.sha256 === stored.sha256 ? result : (JSON.parse((await deps.store.get(bound)).toString('utf8')) as FineTuneStepResult);
+  });
 }
 
 /** The store's object layout (DirectoryArtifactStore): objects/<2 hex>/<62 hex>. */
@@ -121,7 +102,7 @@ function parseResponse(text: string, where: string): TrainResponse {
 }
 
 /** Heartbeats (and checks cancellation) every few seconds while `work` runs; `abort` stops the work. */
-async function whileHeartbeating<T>(ctx: ExternalFineTuneContext, abort: () => void, work: Promise<T>): Promise<T> {
+async function whileHeartbeating<T>(ctx: FineTuneContext, abort: () => void, work: Promise<T>): Promise<T> {
   const started = Date.now();
   let cancelled: unknown = null;
   const timer = setInterval(() => {
@@ -143,7 +124,7 @@ async function whileHeartbeating<T>(ctx: ExternalFineTuneContext, abort: () => v
   }
 }
 
-async function callTrainer(deps: ExternalFineTuneDeps, request: TrainRequest, ctx: ExternalFineTuneContext): Promise<TrainResponse> {
+async function callTrainer(deps: ExternalFineTuneDeps, request: TrainRequest, ctx: FineTuneContext): Promise<TrainResponse> {
   const t = deps.trainer;
   const body = JSON.stringify(request);
   if (t.kind === 'http') {
@@ -185,7 +166,6 @@ async function callTrainer(deps: ExternalFineTuneDeps, request: TrainRequest, ct
   }
 }
 
-/** The fineTuneStep activity over the configured external trainer. */
-export function externalFineTuneActivity(deps: ExternalFineTuneDeps): (input: FineTuneStepInput) => Promise<FineTuneStepResult> {
-  return (input) => runExternalFineTuneStep(deps, input, { heartbeat: heartbeatSafe, throwIfCancelled });
+export function createExternalFineTune(deps: ExternalFineTuneDeps): FineTuneBackend {
+  return { fineTuneStep: (input, ctx) => runExternalFineTuneStep(deps, input, ctx) };
 }

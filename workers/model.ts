@@ -1,4 +1,5 @@
-// The model worker: owns the ONNX sessions (sampler, trainer) and a pool of sandbox child processes for
+// The model worker: chooses its sampler and fine-tune backends (embedded onnxruntime unless
+// WHALE_MODEL_BACKENDS names a server or an external trainer), owns a pool of sandbox child processes for
 // harness hooks, and serves rollout batches, fine-tune steps, test evaluation and harness scoring on the
 // model task queue. On two cores, one model worker with concurrency 1 is right.
 import * as path from 'node:path';
@@ -10,11 +11,14 @@ import { SandboxPool } from '../harness-sandbox/pool';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
 import { ROLLOUT_LIMITS } from '../training/corpus';
 import { createModelActivities } from '../activities/model-activities';
-import { createModelResources } from '../activities/model-resources';
+import type { FineTuneBackend, SamplerBackend } from '../activities/model-backends';
+import { createHarnessLoader } from '../activities/harness-loader';
 import { logContextInterceptor } from './log-context';
 import { loadBackendsConfig, type ModelBackendsConfig } from '../backends/config';
-import { withRolloutBackend } from '../backends/model-resources';
-import { externalFineTuneActivity } from '../backends/external-fine-tune';
+import { createEmbeddedSampler } from '../backends/embedded-sampler';
+import { createOpenAISampler } from '../backends/openai-sampler';
+import { createEmbeddedFineTune } from '../backends/embedded-fine-tune';
+import { createExternalFineTune } from '../backends/external-fine-tune';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..');
 
@@ -22,24 +26,35 @@ export const PROJECT_ROOT = path.resolve(__dirname, '..');
 export function createModelWorkerDeps(config: TemporalConfig, opts: { threads?: number; partialCheckpointEveryMs?: number; backends?: ModelBackendsConfig } = {}) {
   const artifactRoot = path.resolve(PROJECT_ROOT, config.artifactDir);
   const store = new DirectoryArtifactStore(artifactRoot);
-  const sandbox = new SandboxPool({ processes: 1 });
   const threads = opts.threads ?? 2;
   // Rollouts and fine-tune steps go to the embedded runtime unless WHALE_MODEL_BACKENDS says otherwise.
   const backends = opts.backends ?? { rollouts: { kind: 'embedded' }, trainer: { kind: 'embedded' } };
-  const resources = withRolloutBackend(createModelResources({ store, sandbox, threads, maxBatchRows: 256 }), backends, store);
+  const sampler: SamplerBackend = backends.rollouts.kind === 'embedded'
+    ? createEmbeddedSampler({ store, threads, maxBatchRows: 256 })
+    : createOpenAISampler(backends.rollouts, store);
+  const trainer: FineTuneBackend = backends.trainer.kind === 'embedded'
+    ? createEmbeddedFineTune({ store, threads, partialCheckpointEveryMs: opts.partialCheckpointEveryMs })
+    : createExternalFineTune({ store, artifactRoot, trainer: backends.trainer });
+  // The sandbox's child processes start last: a backend configuration that fails above leaves nothing to close.
+  const sandbox = new SandboxPool({ processes: 1 });
+  const harnesses = createHarnessLoader({ store, sandbox });
   const activities = createModelActivities({
     store,
-    resources,
-    threads,
+    sampler,
+    trainer,
+    harnesses,
     limits: ROLLOUT_LIMITS,
-    partialCheckpointEveryMs: opts.partialCheckpointEveryMs,
     archiveRoot: artifactRoot,
     domain: createDomainCache(),
     basePolicy: basePolicyOf,
     seedHarness: seedHarnessOf,
   });
-  if (backends.trainer.kind !== 'embedded') activities.fineTuneStep = externalFineTuneActivity({ store, artifactRoot, trainer: backends.trainer });
-  return { store, sandbox, resources, activities, close: async () => (await resources.close(), await sandbox.close()) };
+  const close = async () => {
+    await sampler.close();
+    await harnesses.close();
+    await sandbox.close();
+  };
+  return { store, sandbox, activities, close };
 }
 
 export async function createModelWorker(connection: NativeConnection, config: TemporalConfig): Promise<{ worker: Worker; close: () => Promise<void> }> {

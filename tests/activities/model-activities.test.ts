@@ -11,8 +11,8 @@ import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
 import { tinyBaseCheckpoint } from './tiny-base';
 import { createModelActivities, sampleWeightPrompts, type ModelActivityDeps } from '../../activities/model-activities';
-import { createModelResources } from '../../activities/model-resources';
-import { runFineTuneStep } from '../../activities/fine-tune';
+import { embeddedBackends } from './embedded-backends';
+import { runEmbeddedFineTuneStep } from '../../backends/embedded-fine-tune';
 import { trajectoriesFromJsonl, trajectoriesToJsonl } from '../../agent/trajectory';
 import type { FineTuneStepInput } from '../../activities/types';
 
@@ -33,12 +33,11 @@ function makeDeps(): ModelActivityDeps & { close: () => Promise<void> } {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-acts-'));
   dirs.push(dir);
   const store = new DirectoryArtifactStore(dir);
-  const resources = createModelResources({ store, sandbox, threads: 1, maxBatchRows: 64 });
+  const backends = embeddedBackends({ store, sandbox });
   return {
-    store, resources, threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
+    store, ...backends, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
     domain: (name) => { if (name !== 'math') throw new Error(`unknown domain "${name}"`); return math; },
     basePolicy: () => baseBytes, seedHarness: (d) => readSeedHarness(d),
-    close: () => resources.close(),
   };
 }
 
@@ -110,13 +109,14 @@ describe('model activities', () => {
       const ftInput2 = await input(other.store as DirectoryArtifactStore);
       const beats: unknown[] = [];
       let seen = 0;
-      await assert.rejects(runFineTuneStep(other, ftInput2, {
-        heartbeat: (d) => beats.push(d), resumeFrom: undefined, partialEveryMs: 0,
+      const trainerOpts = { store: other.store, threads: 1, partialCheckpointEveryMs: 0 };
+      await assert.rejects(runEmbeddedFineTuneStep(trainerOpts, ftInput2, {
+        heartbeat: (d) => beats.push(d), resumeFrom: undefined,
         throwIfCancelled: () => { if (++seen > 2) throw new Error('worker killed'); },
       }), /worker killed/);
       const last = beats.at(-1) as { minibatch: number };
       assert.equal(last.minibatch, 2);
-      const resumed = await runFineTuneStep(other, ftInput2, { heartbeat: () => undefined, resumeFrom: last, throwIfCancelled: () => undefined });
+      const resumed = await runEmbeddedFineTuneStep(trainerOpts, ftInput2, { heartbeat: () => undefined, resumeFrom: last, throwIfCancelled: () => undefined });
       assert.equal(resumed.resumedFromMinibatch, 2);
       assert.equal(resumed.checkpoint.sha256, full.checkpoint.sha256);
       await other.close();

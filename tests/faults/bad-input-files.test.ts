@@ -16,7 +16,7 @@ import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
 import { tinyBaseCheckpoint } from '../activities/tiny-base';
 import { createModelActivities, type ModelActivityDeps } from '../../activities/model-activities';
-import { createModelResources } from '../../activities/model-resources';
+import { embeddedBackends } from '../activities/embedded-backends';
 import { createProposerActivities } from '../../activities/proposer-activities';
 import { openArchive } from '../../activities/archive';
 import { trajectoriesFromJsonl, trajectoriesToJsonl } from '../../agent/trajectory';
@@ -51,11 +51,9 @@ function tempDir(): string {
 function makeDeps(): ModelActivityDeps & { root: string; store: DirectoryArtifactStore; close: () => Promise<void> } {
   const root = tempDir();
   const store = new DirectoryArtifactStore(root);
-  const resources = createModelResources({ store, sandbox, threads: 1, maxBatchRows: 64 });
   return {
-    root, store, resources, threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
+    root, store, ...embeddedBackends({ store, sandbox }), limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
     domain: (name) => getDomain(name) && math, basePolicy: () => baseBytes, seedHarness: (d) => readSeedHarness(d),
-    close: () => resources.close(),
   };
 }
 

@@ -15,7 +15,7 @@ import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
 import { tinyBaseCheckpoint } from '../activities/tiny-base';
 import { createModelActivities } from '../../activities/model-activities';
-import { createModelResources } from '../../activities/model-resources';
+import { embeddedBackends } from '../activities/embedded-backends';
 import { createProposerActivities } from '../../activities/proposer-activities';
 import { trajectoriesFromJsonl, trajectoriesToJsonl } from '../../agent/trajectory';
 import type { ArchiveRow, WhaleActivities } from '../../activities/types';
@@ -24,21 +24,21 @@ const root = mkdtempSync(path.join(tmpdir(), 'whale-idem-'));
 const sandbox = new SandboxPool({ processes: 1 });
 const math = getDomain('math').load({ kind: 'synthetic' });
 const store = new DirectoryArtifactStore(root);
-const resources = createModelResources({ store, sandbox, threads: 1, maxBatchRows: 64 });
+const backends = embeddedBackends({ store, sandbox, partialCheckpointEveryMs: 0 });
 let baseBytes: Uint8Array;
 let acts: WhaleActivities;
 
 before(async () => {
   baseBytes = await tinyBaseCheckpoint();
   const model = createModelActivities({
-    store, resources, threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 }, archiveRoot: root, partialCheckpointEveryMs: 0,
+    store, ...backends, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 }, archiveRoot: root,
     domain: () => math, basePolicy: () => baseBytes, seedHarness: (d) => readSeedHarness(d),
   });
   const proposer = createProposerActivities({ store, artifactRoot: root, sandbox, domain: () => math });
   acts = { ...model, ...proposer };
 });
 after(async () => {
-  await resources.close();
+  await backends.close();
   await sandbox.close();
   rmSync(root, { recursive: true, force: true });
 });

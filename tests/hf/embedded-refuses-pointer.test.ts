@@ -10,9 +10,7 @@ import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { putCheckpointPointer } from '../../backends/checkpoint-pointer';
-import { withRolloutBackend } from '../../backends/model-resources';
-import { ModelBackendsConfig } from '../../backends/config';
-import type { ModelResources } from '../../activities/model-resources';
+import { createEmbeddedSampler } from '../../backends/embedded-sampler';
 import { ROOT } from '../workflows/env';
 
 let dir: string;
@@ -27,20 +25,14 @@ describe('the embedded sampler and a checkpoint pointer', () => {
   it('refuses it, not retryably, naming commands that exist', async () => {
     const store = new DirectoryArtifactStore(dir);
     const ref = await putCheckpointPointer(store, { whaleCheckpointPointer: 1, model: '/models/qwen2-step-3' });
-    let loaded = 0;
-    const base: ModelResources = {
-      sampler: async () => {
-        loaded++;
-        throw new Error('the embedded sampler must not be asked to load a pointer');
-      },
-      harness: async () => { throw new Error('unused'); },
-      close: async () => undefined,
-    };
-    const resources = withRolloutBackend(base, ModelBackendsConfig.parse({}), store);
-    const err = await resources.sampler(ref).then(() => null, (e: unknown) => e);
+    // The real embedded sampler: had it tried to load the pointer's bytes as weights, the error would be a
+    // checkpoint decoding failure, not this refusal.
+    const sampler = createEmbeddedSampler({ store, threads: 1, maxBatchRows: 64 });
+    const err = await sampler.samplerFor(ref).then(() => null, (e: unknown) => e);
+    await sampler.close();
     assert.ok(err instanceof ApplicationFailure, `an ApplicationFailure, got ${String(err)}`);
     assert.equal(err.nonRetryable, true);
-    assert.equal(loaded, 0);
+    assert.equal(err.type, 'CheckpointPointer');
     assert.match(err.message, /served model \/models\/qwen2-step-3/);
     const commands = [...err.message.matchAll(/node bin\/whale\.js (\w+)(?: (\w+))?/g)].map((m) => [m[1], m[2]].filter(Boolean) as string[]);
     assert.deepEqual(commands.map((c) => c[0]), ['worker', 'import']);

@@ -13,10 +13,11 @@ import { DirectoryArtifactStore, sha256Hex } from '../../store/artifact-store';
 import { decodeCheckpoint, encodeCheckpoint, encodeText, paramLayout, renderChatPrompt, SPECIAL_TOKENS } from '../../model';
 import { exportHfFolder, importHfFolder } from '../../model/checkpoints/hf-folder';
 import { decodeSafetensors } from '../../model/checkpoints/safetensors';
-import { runExternalFineTuneStep } from '../../backends/external-fine-tune';
+import { createExternalFineTune, runExternalFineTuneStep } from '../../backends/external-fine-tune';
+import { createEmbeddedSampler } from '../../backends/embedded-sampler';
 import { readCheckpointPointer } from '../../backends/checkpoint-pointer';
 import { storeHfPointer } from '../../cli/hf-command';
-import { createModelActivities, type ModelActivityDeps } from '../../activities/model-activities';
+import { createModelActivities } from '../../activities/model-activities';
 import { getDomain } from '../../domains/registry';
 import { readSeedHarness } from '../../domains/harnesses';
 import { trainFromRequest } from '../../backends/project-trainer';
@@ -98,7 +99,8 @@ describe('the Hugging Face reference trainer', { skip }, () => {
     };
     // A run can start from it: prepareRun takes the pointer as the run's first checkpoint.
     const acts = createModelActivities({
-      store, resources: {} as ModelActivityDeps['resources'], threads: 1, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
+      store, sampler: createEmbeddedSampler({ store, threads: 1, maxBatchRows: 64 }), trainer: createExternalFineTune({ store, artifactRoot: store.root, trainer: command() }),
+      harnesses: { load: () => Promise.reject(new Error('prepareRun loads no harness')), close: async () => undefined }, limits: { maxNewTokensPerTurn: 24, maxEpisodeTokens: 64 },
       domain: (name) => getDomain(name).load({ kind: 'synthetic' }), basePolicy: () => readFileSync(MATH), seedHarness: (d) => readSeedHarness(d),
     });
     const prepared = await acts.prepareRun({ runId: 'hf', domain: 'math', seed: 1, modelPreset: 'embedded-1m', baseCheckpoint: input.checkpoint, baseHarness: null });

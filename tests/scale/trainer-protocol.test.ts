@@ -14,10 +14,10 @@ import { encodeText, renderChatPrompt, SPECIAL_TOKENS } from '../../model';
 import { trainingExamplesFromTrajectories, trajectoriesToJsonl, type Trajectory } from '../../agent/trajectory';
 import { datasetFromTrajectories, datasetToJsonl, examplesFromDataset } from '../../backends/trainer-protocol';
 import { runExternalFineTuneStep } from '../../backends/external-fine-tune';
-import { fineTuneKey, runFineTuneStep } from '../../activities/fine-tune';
+import { runEmbeddedFineTuneStep } from '../../backends/embedded-fine-tune';
+import { fineTuneKey } from '../../backends/fine-tune-step';
 import { parseTrainRequest, trainFromRequest } from '../../backends/project-trainer';
 import type { TrainRequest } from '../../backends/trainer-protocol';
-import type { ModelActivityDeps } from '../../activities/model-activities';
 import type { FineTuneStepInput } from '../../activities/types';
 import { ROOT, waitFor } from '../workflows/env';
 
@@ -95,7 +95,7 @@ describe('external-trainer protocol', () => {
 
   it('trains through `whale train-external` as a command and over HTTP to the embedded step\'s checkpoint', async (t) => {
     const input = await stepInput();
-    const embedded = await runFineTuneStep({ store, threads: 1 } as unknown as ModelActivityDeps, input, { ...ctx, resumeFrom: undefined });
+    const embedded = await runEmbeddedFineTuneStep({ store, threads: 1 }, input, { ...ctx, resumeFrom: undefined });
     assert.ok(embedded.updated && embedded.minibatches >= 1);
 
     const viaCommand = await runExternalFineTuneStep({ store: new DirectoryArtifactStore(path.join(dir, 'a2')), artifactRoot: path.join(dir, 'a2'), trainer: { kind: 'command', command: [process.execPath, WHALE, 'train-external', '--threads', '1'], timeoutMs: 600_000 } }, await copyInputs(input, path.join(dir, 'a2')), ctx);
@@ -123,7 +123,7 @@ describe('external-trainer protocol', () => {
 describe('external-trainer protocol, minibatches of trajectories', () => {
   it('trains through `whale train-external` to the embedded step\'s checkpoint; a version-1 request still trains', async () => {
     const input = await stepInput({ minibatchUnit: 'trajectories', minibatchSize: 2 });
-    const embedded = await runFineTuneStep({ store, threads: 1 } as unknown as ModelActivityDeps, input, { ...ctx, resumeFrom: undefined });
+    const embedded = await runEmbeddedFineTuneStep({ store, threads: 1 }, input, { ...ctx, resumeFrom: undefined });
     // 4 accepted trajectories in minibatches of 2: two updates; 7 of their 8 calls trained.
     assert.equal(embedded.minibatches, 2);
     assert.deepEqual([embedded.keptCalls, embedded.droppedCalls], [7, 1]);
