@@ -1,6 +1,5 @@
 // The worker's Prometheus endpoint (the SDK Runtime's own metrics exporter): which address it binds, from
 // --metrics-address, else WHALE_METRICS_ADDRESS_<KIND>, else WHALE_METRICS_ADDRESS; off when none is set.
-import type { WorkerKind } from './main';
 
 export interface MetricsAddress {
   bindAddress: string;
@@ -11,9 +10,10 @@ export interface MetricsAddress {
 /**
  * Off by default: a fixed default port would collide between the three workers `whale dev` starts on one
  * machine, and a scrape needs its address written into Prometheus' configuration anyway. The per-kind
- * variable lets one environment give each worker of a machine its own port.
+ * variable lets one environment give each worker of a machine its own port. `kind` is the worker kind (a
+ * plain string here, so this module needs nothing from main.ts, which imports it).
  */
-export function metricsAddress(kind: WorkerKind, option: string | undefined, env: NodeJS.ProcessEnv = process.env): MetricsAddress | null {
+export function metricsAddress(kind: string, option: string | undefined, env: NodeJS.ProcessEnv = process.env): MetricsAddress | null {
   const perKind = `WHALE_METRICS_ADDRESS_${kind.toUpperCase()}`;
   const candidates: [string | undefined, string][] = [[option, '--metrics-address'], [env[perKind], perKind], [env.WHALE_METRICS_ADDRESS, 'WHALE_METRICS_ADDRESS']];
   const found = candidates.find(([v]) => v !== undefined && v.trim() !== '');
