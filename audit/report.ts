@@ -1,12 +1,14 @@
 // Writes the audit report folder: summary.md (config, phases with the rule that fired and its signals,
 // accepted harnesses with diffs and scores, the rollout ledger, best and final mean@8), SVG plots drawn
-// with Vega-Lite, and index.html bundling them. Every file is written atomically.
+// with Vega-Lite with the phases named on them, and index.html: the plots, the summary rendered as HTML
+// (audit/markdown.ts: text from the run stays text) and a link to the run's Web UI page. Atomic writes.
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/artifact-store';
 import type { PhaseExplanation } from './explain';
 import type { Timeline } from './timeline';
 import { parseDomainRef } from '../domains/external';
 import { pointerLines } from './pointers';
+import { escapeHtml, markdownToSafeHtml } from './markdown';
 
 type VegaLiteSpec = Record<string, unknown>;
 
@@ -19,27 +21,30 @@ export async function renderSvg(spec: VegaLiteSpec): Promise<string> {
   return view.toSVG();
 }
 
-interface Band { kind: string; from: number; to: number }
+/** A phase's span on the rollout axis, named as the run's WhalePhase search attribute names it (weight-1, harness-1, ...). */
+interface Band { kind: string; from: number; to: number; mid: number }
 
 function phaseBands(t: Timeline, phases: PhaseExplanation[]): Band[] {
   const rolloutsAt = (step: number) => (step <= 0 ? 0 : t.steps.find((s) => s.step === step)?.atRollouts ?? 0);
   const bands: Band[] = [];
   for (const p of phases) {
-    if (p.kind === 'weight') bands.push({ kind: `weight ${p.index}`, from: rolloutsAt(p.startStep), to: rolloutsAt(p.endStep) });
-    else {
-      const end = t.harnessPhases[p.index - 1]?.atRollouts ?? rolloutsAt(p.endStep);
-      bands.push({ kind: `harness ${p.index}`, from: rolloutsAt(p.endStep), to: end });
-    }
+    const [from, to] = p.kind === 'weight'
+      ? [rolloutsAt(p.startStep), rolloutsAt(p.endStep)]
+      : [rolloutsAt(p.endStep), t.harnessPhases[p.index - 1]?.atRollouts ?? rolloutsAt(p.endStep)];
+    bands.push({ kind: `${p.kind}-${p.index}`, from, to, mid: (from + to) / 2 });
   }
   return bands;
 }
 
 export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<string, VegaLiteSpec> {
   const bands = phaseBands(t, phases);
+  // Each phase is a shaded band with its name written at the top of the band (and in the legend).
   const bandLayer = {
     data: { values: bands },
-    mark: { type: 'rect', opacity: 0.12 },
-    encoding: { x: { field: 'from', type: 'quantitative', title: 'rollouts (training + search)' }, x2: { field: 'to' }, color: { field: 'kind', type: 'nominal', title: 'phase' } },
+    layer: [
+      { mark: { type: 'rect', opacity: 0.12 }, encoding: { x: { field: 'from', type: 'quantitative', title: 'rollouts (training + search)' }, x2: { field: 'to' }, color: { field: 'kind', type: 'nominal', title: 'phase', sort: null } } },
+      { mark: { type: 'text', baseline: 'top', dy: 3, fontSize: 10, color: '#444' }, encoding: { x: { field: 'mid', type: 'quantitative' }, y: { value: 0 }, text: { field: 'kind' } } },
+    ],
   };
   const base = { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 260, background: 'white' };
   return {
@@ -61,7 +66,7 @@ export function plotSpecs(t: Timeline, phases: PhaseExplanation[]): Record<strin
     },
     'harness-candidates': {
       ...base, title: 'Harness candidates: D_harness success per proposal round',
-      data: { values: t.harnessPhases.flatMap((p, i) => p.rows.filter((r) => r.status === 'evaluated').map((r) => ({ phase: `harness ${i + 1}`, round: r.round, success: r.successRate, name: r.name, accepted: r.name === p.accepted }))) },
+      data: { values: t.harnessPhases.flatMap((p, i) => p.rows.filter((r) => r.status === 'evaluated').map((r) => ({ phase: `harness-${i + 1}`, round: r.round, success: r.successRate, name: r.name, accepted: r.name === p.accepted }))) },
       mark: { type: 'point', filled: true, size: 70 },
       encoding: {
         x: { field: 'round', type: 'ordinal', title: 'round (0 = incoming)' }, y: { field: 'success', type: 'quantitative', title: 'success rate', scale: { domain: [0, 1] } },
@@ -91,13 +96,19 @@ export function originLines(t: Timeline): string[] {
   return [domain, '', lineage, ''];
 }
 
-export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models: Record<string, string> = {}): string {
+/** A table cell of text from the run (model-written hypotheses, reasons): one line, no column breaks. */
+function cell(s: string, max: number): string {
+  return s.replace(/\s+/g, ' ').replace(/\|/g, '/').slice(0, max);
+}
+
+export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models: Record<string, string> = {}, webUiUrl: string | null = null): string {
   const s = t.summary;
   const trainingRollouts = t.steps.reduce((a, x) => a + x.rollouts, 0);
   const best = t.tests.filter((x) => x.label !== 'initial').reduce<number | null>((m, x) => (m === null || x.meanAt8 > m ? x.meanAt8 : m), null);
   const lines = [
     `# Audit of run \`${t.workflowId}\``, '',
     `Status: **${t.status}**${t.failure ? ` (${t.failure})` : ''}; ${t.runs} workflow run(s) in the continue-as-new chain.`, '',
+    ...(webUiUrl ? [`In the Temporal Web UI: <${webUiUrl}>`, ''] : []),
     ...originLines(t),
     '## Result', '',
     '| initial mean@8 | best mean@8 | final mean@8 | weight steps | training rollouts | search rollouts |', '|---|---|---|---|---|---|',
@@ -107,7 +118,7 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models:
   ];
   for (const p of phases) {
     const verdict = p.matches === null ? 'no record to compare' : p.matches ? 'matches the recorded decision' : '**DOES NOT MATCH the recorded decision**';
-    lines.push(`### ${p.kind} phase ${p.index}: steps ${p.startStep}-${p.endStep}${p.kind === 'harness' ? `, ${p.proposalRounds} proposal rounds` : ''}`, '');
+    lines.push(`### ${p.kind}-${p.index}: ${p.kind} phase ${p.index}, steps ${p.startStep}-${p.endStep}${p.kind === 'harness' ? `, ${p.proposalRounds} proposal rounds` : ''}`, '');
     lines.push(`- rule that fired (recomputed): ${p.rule}`);
     if (p.recordedRule) lines.push(`- rule recorded by the workflow: ${p.recordedRule}`);
     lines.push(`- ${verdict}`);
@@ -116,8 +127,8 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models:
   }
   lines.push('## Harness candidates', '');
   t.harnessPhases.forEach((p, i) => {
-    lines.push(`### harness phase ${i + 1} (archive \`${p.archiveKey}\`)`, '', '| round | candidate | parent | status | success | mean turns | axis | hypothesis |', '|---|---|---|---|---|---|---|---|');
-    for (const r of p.rows) lines.push(`| ${r.round} | ${r.name}${r.name === p.accepted ? ' (accepted)' : ''} | ${r.parent} | ${r.status}${r.reason ? `: ${r.reason.replace(/\|/g, '/').slice(0, 80)}` : ''} | ${fmt(r.successRate)} | ${fmt(r.meanTurns)} | ${r.axis} | ${r.hypothesis.replace(/\|/g, '/').slice(0, 100)} |`);
+    lines.push(`### harness-${i + 1} (archive \`${p.archiveKey}\`)`, '', '| round | candidate | parent | status | success | mean turns | axis | hypothesis |', '|---|---|---|---|---|---|---|---|');
+    for (const r of p.rows) lines.push(`| ${r.round} | ${cell(r.name, 80)}${r.name === p.accepted ? ' (accepted)' : ''} | ${cell(r.parent, 80)} | ${r.status}${r.reason ? `: ${cell(r.reason, 80)}` : ''} | ${fmt(r.successRate)} | ${fmt(r.meanTurns)} | ${cell(r.axis, 40)} | ${cell(r.hypothesis, 100)} |`);
     lines.push('');
   });
   if (t.steps.length) {
@@ -136,8 +147,13 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models:
   return lines.join('\n');
 }
 
+export interface ReportOptions {
+  /** The run's page in the Temporal Web UI (audit/web-ui.ts), linked from the page and the summary; null: none known. */
+  webUiUrl?: string | null;
+}
+
 /** `models`: the model each checkpoint pointer names (audit/pointers.ts), for a run on a served model. */
-export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDir: string, models: Record<string, string> = {}): Promise<string[]> {
+export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDir: string, models: Record<string, string> = {}, opts: ReportOptions = {}): Promise<string[]> {
   const written: string[] = [];
   const specs = plotSpecs(t, phases);
   const svgs: Record<string, string> = {};
@@ -146,15 +162,22 @@ export async function writeReport(t: Timeline, phases: PhaseExplanation[], outDi
     await writeFileAtomic(path.join(outDir, `${name}.svg`), svgs[name]);
     written.push(`${name}.svg`);
   }
-  const md = summaryMarkdown(t, phases, models);
+  const webUi = opts.webUiUrl ?? null;
+  const md = summaryMarkdown(t, phases, models, webUi);
   await writeFileAtomic(path.join(outDir, 'summary.md'), md);
   written.push('summary.md');
-  const escape = (x: string) => x.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const html = `<!doctype html><html><head><meta charset="utf-8"><title>Audit ${escape(t.workflowId)}</title>
-<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em}figure{margin:1.5em 0}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}</style></head>
-<body><h1>Audit of run ${escape(t.workflowId)}</h1>
+  // The page runs no script at all; the policy makes that explicit, so even markup that slipped through stays inert.
+  const html = `<!doctype html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>Audit ${escapeHtml(t.workflowId)}</title>
+<style>body{font-family:sans-serif;max-width:980px;margin:2em auto;padding:0 1em}figure{margin:1.5em 0}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}
+table{border-collapse:collapse;margin:1em 0;font-size:90%}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}th{background:#f0f0f0}
+code{background:#f6f6f6;padding:0 .2em}details{margin:.5em 0 1em}</style></head>
+<body><h1>Audit of run ${escapeHtml(t.workflowId)}</h1>
+${webUi ? `<p id="web-ui">In the Temporal Web UI: <a href="${escapeHtml(webUi)}">${escapeHtml(webUi)}</a></p>` : ''}
 ${Object.entries(svgs).map(([name, svg]) => `<figure id="${name}">${svg}</figure>`).join('\n')}
-<h2>Summary</h2><pre>${escape(md)}</pre></body></html>`;
+<h2>Summary</h2><article id="summary">
+${markdownToSafeHtml(md.replace(/^# .*\n/, ''))}</article></body></html>`;
   await writeFileAtomic(path.join(outDir, 'index.html'), html);
   written.push('index.html');
   return written;

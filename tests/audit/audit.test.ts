@@ -1,5 +1,6 @@
 // The audit recomputes every phase switch from the recorded signals with the pure rules and must agree with
-// what the workflow decided; a tampered signal must make it disagree. The report renders its plots as SVG.
+// what the workflow decided; a tampered signal must make it disagree. The report renders its plots as SVG,
+// names the phases on them, and links the run's Web UI page where the server's UI is known.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -8,7 +9,9 @@ import * as path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { buildTimeline, readHistoryFiles } from '../../audit/timeline';
 import { explainPhases } from '../../audit/explain';
-import { summaryMarkdown, writeReport } from '../../audit/report';
+import { plotSpecs, summaryMarkdown, writeReport } from '../../audit/report';
+import { webUiRunUrl } from '../../audit/web-ui';
+import { loadTemporalConfig } from '../../temporal.config';
 import { ROOT } from '../workflows/env';
 
 const H = path.join(ROOT, 'tests', 'histories', 'v1');
@@ -78,5 +81,26 @@ describe('audit from recorded histories', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
+  });
+
+  it('names the phases on the plots as the run named them (weight-1, harness-1, ...)', async () => {
+    const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
+    const specs = plotSpecs(t, explainPhases(t)) as Record<string, { layer?: Array<{ data?: { values: Array<{ kind: string }> }; layer?: Array<{ mark: { type: string } }> }> }>;
+    const bands = specs['test-mean-at-8'].layer?.[0];
+    assert.deepEqual(bands?.data?.values.map((b) => b.kind), ['weight-1', 'harness-1', 'weight-2', 'harness-2', 'weight-3']);
+    assert.deepEqual(bands?.layer?.map((l) => l.mark.type), ['rect', 'text'], 'a shaded band and its name');
+  });
+
+  it('links the run to its Web UI page: the dev server\'s UI, Temporal Cloud, or none when unknown', () => {
+    const dev = loadTemporalConfig({}, {});
+    assert.equal(webUiRunUrl(dev, 'my run/1'), 'http://127.0.0.1:8233/namespaces/default/workflows/my%20run%2F1');
+    const custom = loadTemporalConfig({}, { WHALE_TEMPORAL_ADDRESS: 'localhost:7301', WHALE_DEV_PORT: '7301', WHALE_DEV_UI_PORT: '8301', WHALE_TEMPORAL_NAMESPACE: 'ml' });
+    assert.equal(webUiRunUrl(custom, 'r'), 'http://127.0.0.1:8301/namespaces/ml/workflows/r');
+    const cloud = loadTemporalConfig({}, { WHALE_TEMPORAL_ADDRESS: 'ml.a2b3c.tmprl.cloud:7233', WHALE_TEMPORAL_NAMESPACE: 'ml.a2b3c' });
+    assert.equal(webUiRunUrl(cloud, 'r'), 'https://cloud.temporal.io/namespaces/ml.a2b3c/workflows/r');
+    assert.equal(webUiRunUrl(loadTemporalConfig({}, { WHALE_TEMPORAL_ADDRESS: 'temporal.internal:7233' }), 'r'), null, 'a cluster whose UI address is not known');
+    const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
+    assert.match(summaryMarkdown(t, explainPhases(t), {}, 'http://127.0.0.1:8233/namespaces/default/workflows/fixed-schedule'), /In the Temporal Web UI: <http:\/\/127\.0\.0\.1:8233\/namespaces\/default\/workflows\/fixed-schedule>/);
+    assert.doesNotMatch(summaryMarkdown(t, explainPhases(t)), /Web UI/);
   });
 });
