@@ -1,6 +1,9 @@
 // Small helpers over the Temporal activity context that also work outside an activity (tests, library
-// use): heartbeat, cancellation, and the non-retryable error for inputs at fault.
-import { ApplicationFailure, Context } from '@temporalio/activity';
+// use): heartbeat, cancellation, the error for inputs at fault, and the activity boundary where every thrown
+// error becomes the failure its fault calls for.
+import { Context } from '@temporalio/activity';
+import { ConfigError } from '../common/errors';
+import { toApplicationFailure } from '../common/failure';
 
 /** Heartbeats when running inside an activity; a no-op elsewhere. */
 export function heartbeatSafe(details: unknown): void {
@@ -26,9 +29,31 @@ export function throwIfCancelled(): void {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('activity cancelled');
 }
 
-/** The input is at fault: fail without retrying, with a message that says what to fix. */
+/** The input is at fault: fail without retrying (a user-input fault), with a message that says what to fix. */
 export function configError(message: string): never {
-  throw ApplicationFailure.nonRetryable(message, 'ConfigError');
+  throw new ConfigError(message);
+}
+
+/**
+ * The activity boundary: wraps each activity so whatever it throws reaches Temporal through the one mapper
+ * (`toApplicationFailure`: retryable only for system faults, type = error class name, message and cause
+ * kept). The activity factories return their activities through it, so every worker serving them (the
+ * product's, a test's) gets the same failures. A cancelled activity's error passes unchanged: the SDK
+ * reports it as a cancellation only when it sees its own CancelledFailure or AbortError.
+ */
+export function atActivityBoundary<T extends object>(activities: T): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    wrapped[name] = typeof fn !== 'function' ? fn : async (...args: unknown[]) => {
+      try {
+        return await (fn as (...a: unknown[]) => Promise<unknown>).apply(activities, args);
+      } catch (err) {
+        throw cancellationSignal().aborted ? err : toApplicationFailure(err);
+      }
+    };
+  }
+  // Same keys, same signatures: only what a call throws changes.
+  return wrapped as T;
 }
 
 /**

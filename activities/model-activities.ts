@@ -3,7 +3,7 @@
 // loaded harnesses, domains, base policies), so tests pass small real ones. Every rollout goes through the
 // one agent loop.
 import { Context } from '@temporalio/activity';
-import { configError, throwIfCancelled, withHeartbeatTimer } from './activity-context';
+import { atActivityBoundary, configError, throwIfCancelled, withHeartbeatTimer } from './activity-context';
 import type { ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { trajectoriesFromJsonl, trajectoriesToJsonl, type Trajectory } from '../agent/trajectory';
@@ -83,7 +83,8 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     }, { phase: opts.label, turn: 0, finished: 0, total });
   }
 
-  return {
+  // Every model activity throws through the one boundary: failures Temporal retries only for system faults.
+  return atActivityBoundary({
     async prepareRun(input: PrepareRunInput): Promise<PrepareRunResult> {
       const instance = domainOf(input.domain);
       let checkpoint = input.baseCheckpoint;
@@ -183,7 +184,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       }
       return result;
     },
-  };
+  });
 }
 
 /**

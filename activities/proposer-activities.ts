@@ -2,7 +2,7 @@
 // workspace copy of the archive; only slot files are taken), validateHarness (sandbox validator, prompt-only
 // rule, smoke run) and finalizeHarnessPhase (summary, frontier, manifest, completion marker). A proposer
 // that fails in any way yields { candidates: [], failure } and the phase goes on.
-import { cancellationSignal, configError, heartbeatSafe, withHeartbeatTimer } from './activity-context';
+import { atActivityBoundary, cancellationSignal, configError, heartbeatSafe, withHeartbeatTimer } from './activity-context';
 import type { JsonObject } from '../agent/environment';
 import type { DomainInstance } from '../domains/types';
 import type { SandboxPool } from '../harness-sandbox/pool';
@@ -130,7 +130,8 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
     }
   }
 
-  return {
+  // Every proposer activity throws through the one boundary: failures Temporal retries only for system faults.
+  return atActivityBoundary({
     async proposeHarnesses(input: ProposeHarnessesInput): Promise<ProposeHarnessesResult> {
       const archive = openArchive(deps.artifactRoot, input.archiveKey);
       if (await archive.reopen()) await archive.writeRoundFile(input.round, 'reopened.log', `archive was complete when round ${input.round} was proposed (workflow reset or reused workflow id); completion marker removed\n`);
@@ -156,5 +157,5 @@ export function createProposerActivities(deps: ProposerActivityDeps): Pick<Whale
       const { manifest } = await archive.finalize({ runId: input.runId, rows: input.rows, accepted: input.accepted, frontier: input.frontier });
       return { archive: await deps.store.put('archive', manifest) };
     },
-  };
+  });
 }

@@ -1,14 +1,15 @@
-// Typed errors of the agent loop, split by whose fault (style rule 9): system faults are retryable
-// (a broken backend, a corrupt file); a bad configuration is not and says what to fix.
+// Typed errors of the agent loop, split by whose fault: a system fault is retried (a broken backend, a
+// corrupt file); a bad configuration is not, and its message says what to fix.
+import { WhaleError } from '../common/errors';
 
-/** A system fault: the model backend, an environment or a stored file misbehaved. Retryable. */
-export class AgentSystemError extends Error {
+/** A system fault: the model backend, an environment or a stored file misbehaved. Retried. */
+export class AgentSystemError extends WhaleError {
   override readonly name = 'AgentSystemError';
-  readonly retryable = true;
+  readonly fault = 'system';
 }
 
-/** A caller configured the loop wrongly (bad sampling values, bad pool options). Not retryable. */
-export class AgentConfigError extends Error {
+/** A caller configured the loop wrongly (bad sampling values, bad pool options). Not retried. */
+export class AgentConfigError extends WhaleError {
   override readonly name = 'AgentConfigError';
-  readonly retryable = false;
+  readonly fault = 'user-input';
 }

@@ -13,11 +13,14 @@ import {
   defaultShouldStop,
 } from './harness-defaults';
 import type { HarnessFailure, PhaseCall, PhaseResult } from './harness-runner';
+import { WhaleError } from '../common/errors';
 
 /** Calls one hook with a plain-data input; the sandbox returns its output as parsed JSON. */
 export type HookCaller = (hook: HookName, input: unknown) => Promise<{ ok: true; value: unknown } | { ok: false; failure: HarnessFailure }>;
 
-class PhaseFailure extends Error {
+class PhaseFailure extends WhaleError {
+  override readonly name = 'PhaseFailure';
+  readonly fault = 'untrusted-code';
   constructor(readonly failure: HarnessFailure) {
     super(failure.reason);
   }

@@ -16,9 +16,14 @@ import * as path from 'node:path';
 import { decodeTokens, encodeText, SPECIAL_TOKENS, type GenerateRequest, type GenerateResult, type ModelBackend, type StopReason } from '../model';
 import { parseChatPrompt } from './chat-template';
 import type { OpenAIRolloutConfig } from './config';
+import { WhaleError, type Fault } from '../common/errors';
 
-export class OpenAIBackendError extends Error {
+export class OpenAIBackendError extends WhaleError {
   override name = 'OpenAIBackendError';
+  /** Unreachable or overloaded server (retryable) vs a configuration the server cannot serve (WHALE_MODEL_BACKENDS). */
+  get fault(): Fault {
+    return this.retryable ? 'system' : 'user-input';
+  }
   constructor(message: string, readonly retryable: boolean) {
     super(message);
   }

@@ -8,10 +8,12 @@ import { DEFAULT_HYPERPARAMS, Trainer, decodeCheckpoint, encodeCheckpoint } from
 import { runSftEpoch } from '../training/rsft';
 import { sha256Hex, writeFileAtomic } from '../store/artifact-store';
 import { TRAINER_PROTOCOL, TrainRequest, examplesFromDataset, minibatchUnitOf, type TrainResponse } from './trainer-protocol';
+import { WhaleError } from '../common/errors';
 
 /** The request is at fault (exit status 2 / HTTP 400): retrying it cannot help. */
-export class TrainRequestError extends Error {
+export class TrainRequestError extends WhaleError {
   override name = 'TrainRequestError';
+  readonly fault = 'user-input';
 }
 
 export function parseTrainRequest(json: unknown): TrainRequest {
@@ -42,7 +44,7 @@ export async function trainFromRequest(request: TrainRequest, opts: { threads: n
     throw new TrainRequestError((err as Error).message);
   }
   const hp = request.hyperparameters;
-  const trainer = Trainer.fromState(state, request.deterministic ? { deterministic: true } : { threads: opts.threads });
+  const trainer = Trainer.fromState(state, { threads: opts.threads, deterministic: request.deterministic });
   try {
     const epoch = await runSftEpoch(trainer, examples, {
       minibatchSize: hp.minibatch_size,

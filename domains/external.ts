@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { DomainEnvironment, DomainInstance, EnvTask, JsonValue } from './types';
 import { buildInstance } from './common/instance';
 import { DEFAULT_SPLIT_SIZES } from './common/splits';
+import { WhaleError } from '../common/errors';
 
 /** The contract a domain folder's module exports (default export or `module.exports`). */
 export interface DomainModule<Hidden = unknown, State extends JsonValue = JsonValue> {
@@ -69,8 +70,9 @@ const DomainModuleSchema = z.object({
 const TaskSchema = z.object({ id: z.string().min(1), itemId: z.string().min(1), question: z.string(), view: z.record(z.string(), z.unknown()) });
 
 /** A user or config error about a domain module: the message names the folder and what to fix. */
-export class DomainModuleError extends Error {
+export class DomainModuleError extends WhaleError {
   override name = 'DomainModuleError';
+  readonly fault = 'user-input';
 }
 
 export interface DomainRef {

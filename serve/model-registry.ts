@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { decodeCheckpoint, OrtSampler, type Checkpoint, type GenerateRequest, type GenerateResult } from '../model';
 import { clip } from './http-guards';
 import { ApiError } from './openai-schema';
+import { WhaleError } from '../common/errors';
 
 /** The model name of a checkpoint in an artifact store (the OpenAI backend's default name template). */
 export function checkpointModelName(sha256: string): string {
@@ -38,7 +39,10 @@ export interface ModelRegistryOptions {
 }
 
 /** The rejection of a request whose signal aborted while it waited in the queue (none of its rows ran). */
-export class WithdrawnError extends Error {
+export class WithdrawnError extends WhaleError {
+  override readonly name = 'WithdrawnError';
+  // Nobody's fault: the client went away; the same request sent again would run.
+  readonly fault = 'system';
   constructor() {
     super('the request was withdrawn before it was generated');
   }

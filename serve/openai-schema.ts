@@ -3,9 +3,16 @@
 // {error: {message, type, param, code}}, and the vLLM extensions the project relies on (top_k,
 // stop_token_ids, include_stop_str_in_output, return_token_ids, return_tokens_as_token_ids).
 import { z } from 'zod';
+import { WhaleError, type Fault } from '../common/errors';
 
 /** An API error with its HTTP status; serialised as OpenAI's error object. */
-export class ApiError extends Error {
+export class ApiError extends WhaleError {
+  override readonly name = 'ApiError';
+  /** A 4xx is the request's fault; a 5xx or 429 the server's, and worth a retry. */
+  get fault(): Fault {
+    return this.status >= 500 || this.status === 429 ? 'system' : 'user-input';
+  }
+
   constructor(
     readonly status: number,
     message: string,

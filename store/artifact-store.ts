@@ -4,12 +4,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { ArtifactKind, ArtifactRef, uriForSha256 } from './artifact-ref';
+import { WhaleError } from '../common/errors';
 
-export class ArtifactIntegrityError extends Error {
+/** A stored object does not hash to its name: the machine's fault; restoring the object lets a retry succeed. */
+export class ArtifactIntegrityError extends WhaleError {
   override name = 'ArtifactIntegrityError';
+  readonly fault = 'system';
 }
-export class ArtifactNotFoundError extends Error {
+/** The store lacks an object a run refers to: garbage-collected, or this worker reads another store directory. */
+export class ArtifactNotFoundError extends WhaleError {
   override name = 'ArtifactNotFoundError';
+  readonly fault = 'system';
 }
 
 export interface ArtifactStore {

@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ExportResult, MetricPoint, RunExporter, TrackedRun, TrackedStatus } from './exporter';
+import { WhaleError } from '../common/errors';
 
 const RUN_TAG = 'whale.workflow_id';
 const STATUS: Record<TrackedStatus, string> = { running: 'RUNNING', finished: 'FINISHED', failed: 'FAILED', killed: 'KILLED' };
@@ -13,8 +14,10 @@ const BATCH = { metrics: 1000, params: 100, tags: 100 };
 const MAX_PARAM = 6000;
 const MAX_TAG = 8000;
 
-export class MlflowError extends Error {
+/** A wrong --mlflow-uri, an MLflow run this exporter did not write, or a server that refused a call: the message says which. */
+export class MlflowError extends WhaleError {
   override name = 'MlflowError';
+  readonly fault = 'user-input';
 }
 
 export class MlflowExporter implements RunExporter {

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { decodeCheckpoint } from '../model';
+import { WhaleError } from '../common/errors';
 
 export const BASE_POLICY_DIR = join(__dirname, '..', 'data', 'base-policies');
 
@@ -47,8 +48,9 @@ export const basePolicyManifestSchema = z.object({
 });
 export type BasePolicyManifest = z.infer<typeof basePolicyManifestSchema>;
 
-export class BasePolicyMissingError extends Error {
+export class BasePolicyMissingError extends WhaleError {
   override name = 'BasePolicyMissingError';
+  readonly fault = 'user-input';
 }
 
 export function basePolicyPaths(domain: string, dir = BASE_POLICY_DIR): { checkpoint: string; manifest: string } {

@@ -24,6 +24,8 @@ import { epochsToSteps, stepsPerEpoch as computeStepsPerEpoch } from './decision
 import { stageAt } from './whale-run-plan';
 import { createActivityProxies, type Acts } from './whale-run-activities';
 import { logContext } from './run-log';
+import { isRetryableFault, isWhaleError } from '../common/errors';
+import { toApplicationFailure } from '../common/failure';
 import { activitySummary, currentDetails } from './user-metadata';
 import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
@@ -41,6 +43,27 @@ import {
 
 /** Starts or continues a run. `input` is the user's partial config; `carried` is state from continue-as-new. */
 export async function whaleRun(input: unknown, carried?: unknown): Promise<RunSummary> {
+  try {
+    return await runWhale(input, carried);
+  } catch (err) {
+    throw runFailure(err);
+  }
+}
+
+/**
+ * The workflow's error boundary (docs/errors.md). A WhaleError whose fault is not retried (a decision rule
+ * that refuses its input: fault `bug`) fails the run at once, through the same mapper as the activities, with
+ * its type and message; thrown as it is, it would fail the workflow task, which Temporal retries forever
+ * while the run looks stuck. Everything else passes unchanged: a TemporalFailure (InvalidRunConfig, a failed
+ * activity) already fails the run, and an unforeseen error (a TypeError) fails the task, so a worker with
+ * the fix resumes the run where it stood. No patch: only a task that failed ever reached this path, and a
+ * failed task records no commands to replay.
+ */
+function runFailure(err: unknown): unknown {
+  return isWhaleError(err) && !isRetryableFault(err.fault) ? toApplicationFailure(err) : err;
+}
+
+async function runWhale(input: unknown, carried?: unknown): Promise<RunSummary> {
   let state: RunState | null = null;
   let unitScope: CancellationScope | null = null;
 

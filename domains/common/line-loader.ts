@@ -3,6 +3,7 @@
 // (counted and listed in the result, never silently dropped) or the whole load is rejected.
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
+import { WhaleError } from '../../common/errors';
 
 export type OnMalformed = 'skip' | 'reject';
 
@@ -28,7 +29,8 @@ export interface LoadOptions {
 }
 
 /** Thrown by loaders under onMalformed: 'reject'; names the file, line and what is wrong. */
-export class MalformedLineError extends Error {
+export class MalformedLineError extends WhaleError {
+  readonly fault = 'user-input';
   constructor(readonly detail: MalformedLine) {
     super(`${detail.file}:${detail.line}: ${detail.reason} (fix the line, or load with onMalformed: 'skip' to skip and list such lines)`);
     this.name = 'MalformedLineError';

@@ -1,13 +1,17 @@
 // Owns the one error type of the decision module and the small input guards every rule shares.
 //
 // A DecisionInputError means the caller passed a value no rule can mean (NaN, a negative count, a success
-// rate above 1, no incoming harness). That is a bug in the calling workflow or a config the parser should
-// have refused, never a transient fault, so nothing here retries. Plain TypeScript only: the workflow may
-// wrap this in its own non-retryable failure at the call site.
+// rate above 1, no incoming harness). That is a bug in WHALE (the calling workflow, or a config the parser
+// should have refused), never a transient fault: its fault is `bug`, which is not retried. Inside the run
+// workflow it fails the run at once with this message (whale-run.ts maps it at the workflow's boundary);
+// it never fails a workflow task, which Temporal would retry forever. The root class has no imports, so
+// this module stays plain TypeScript.
+import { WhaleError } from '../../common/errors';
 
 /** Thrown when a decision function receives an input outside its documented domain. */
-export class DecisionInputError extends Error {
+export class DecisionInputError extends WhaleError {
   override readonly name = 'DecisionInputError';
+  readonly fault = 'bug';
 }
 
 /** Throws unless `value` is a finite number (NaN and ±Infinity never belong in JSON state). */
