@@ -114,7 +114,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
 
     async rolloutBatch(input: RolloutBatchInput): Promise<RolloutBatchResult> {
       const instance = domainOf(input.domain);
-      const tasks = sampleWeightPrompts(instance.splits.weight, input.cursor, input.prompts, input.seed);
+      const tasks = sampleWeightPrompts(weightSubset(instance.splits.weight, input.taskLimit, input.seed), input.cursor, input.prompts, input.seed);
       const trajectories = await rollouts({
         domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.samplesPerPrompt,
         sampling: input.sampling, runSeed: input.seed, step: input.step, label: `rollouts step ${input.step}`,
@@ -206,6 +206,18 @@ function resumeDetails(): unknown {
     return undefined;
   }
 }
+
+/**
+ * weight.taskLimit: the run's D_weight, `limit` prompts picked by a seeded permutation (its own stream, apart from
+ * the epoch permutations) and kept in the domain's order; the same subset at every step. No limit: all of it.
+ */
+export function weightSubset<T>(weight: readonly T[], limit: number | undefined, seed: number): readonly T[] {
+  if (limit === undefined || limit >= weight.length) return weight;
+  const picked = seededPermutation(weight.length, seed, WEIGHT_SUBSET_STREAM).slice(0, limit).sort((a, b) => a - b);
+  return picked.map((i) => weight[i]);
+}
+/** The permutation stream of the subset: an epoch number the sampler never reaches. */
+const WEIGHT_SUBSET_STREAM = -1;
 
 /**
  * The persistent sampler over D_weight: epoch e visits a permutation seeded by (run seed, e); a batch

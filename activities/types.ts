@@ -54,6 +54,8 @@ export interface RolloutBatchInput {
   samplesPerPrompt: number;
   sampling: SamplingOptions;
   acceptThreshold: number;
+  /** weight.taskLimit: sample from a subset of this many D_weight prompts chosen by the seed; absent: all of D_weight. */
+  taskLimit?: number;
 }
 export interface RolloutBatchResult {
   trajectories: ArtifactRef;

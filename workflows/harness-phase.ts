@@ -13,6 +13,7 @@ import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-r
 import { evaluateOnTest } from './test-eval';
 import { SKIP_UNSCORED_ROUNDS_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
+import { harnessBudgetStop, openEndedHarnessStage } from './budget-protocol';
 
 const INCOMING = 'incoming';
 
@@ -50,6 +51,8 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
       const early = harnessStopsAfterRound0(row.successRate ?? 0, params);
       if (early.shouldStop) return endHarnessPhase(state, phase, acts, early.rule);
     }
+    const budgetStop = harnessBudgetStop(state, phase, stageAt(state.config, state.stage));
+    if (budgetStop) return endHarnessPhase(state, phase, acts, budgetStop);
     phase.lastRule = `round 0: incoming success ${row.successRate}`;
     return false;
   }
@@ -78,8 +81,12 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
   let stopRule: string | null = null;
   const params = harnessPatienceParams(state.config);
   const plan = stageAt(state.config, state.stage);
-  const planned = plannedProposalRounds(state.config, plan ?? { kind: 'harness', length: 'switching' });
-  if (planned !== null) {
+  // Under protocol 'equal' a last harness stage has no round cap: the budget and the proposer's exhaustion end it.
+  const openEnded = openEndedHarnessStage(state, plan);
+  const planned = openEnded ? null : plannedProposalRounds(state.config, plan ?? { kind: 'harness', length: 'switching' });
+  if (openEnded) {
+    phase.lastRule = `round ${round}: ${reason}`;
+  } else if (planned !== null) {
     if (round >= planned) stopRule = `${plan?.length === 'budget' ? 'round budget' : 'fixed schedule'}: ${round} proposal rounds done of ${planned}`;
     phase.lastRule = `round ${round}: ${reason}`;
   } else if (params) {
@@ -98,6 +105,7 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
     adoptAccepted(state, phase);
     await evaluateOnTest(state, acts, `round-${state.proposalRoundsDone}`, { countsForBest: true });
   }
+  stopRule ??= harnessBudgetStop(state, phase, plan);
   if (state.control.stop) stopRule = 'stopped on request';
   if (stopRule) return endHarnessPhase(state, phase, acts, stopRule);
   return false;

@@ -19,3 +19,9 @@ export const STOP_ENDS_RUN_AFTER_PHASE_PATCH = 'stop-ends-run-after-phase';
  * onto that version (a run pinned to its build otherwise stays on it until it ends).
  */
 export const UPGRADE_AT_PHASE_BOUNDARY_PATCH = 'continue-as-new-onto-new-worker-version-at-phase-boundary';
+
+/**
+ * Protocol 'equal' (budget.protocol): budget gates before weight steps, harness phases and proposal rounds, and
+ * the exhausted-proposer stop. Only runs whose config names the protocol take these paths.
+ */
+export const EQUAL_BUDGET_PATCH = 'equal-rollout-budget-protocol';

@@ -148,6 +148,8 @@ export const RunConfigV1 = z
         clipNorm: z.number().positive().describe('Gradient clipping: global L2 norm').default(1.0),
         /** Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes. */
         deterministic: z.boolean().describe('Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes').default(false),
+        /** A D_weight subset chosen by the run seed, so the paper's schedules in epochs fit a short run. */
+        taskLimit: PositiveInt.describe('Train on a subset of N D_weight prompts chosen by the run seed (the same N prompts for the whole run; epochs, E, W, B, P and the test cadence count over the subset); null: all of D_weight (unit: prompts)').nullable().default(null),
       })
       .describe('Weight phase: online rejection-sampling fine-tuning (RSFT)')
       .prefault({}),
@@ -175,7 +177,14 @@ export const RunConfigV1 = z
         /** Optional cap on training + search rollouts. */
         maxRollouts: PositiveInt.describe('Optional cap on training + search rollouts; null: none (unit: rollouts)').nullable().default(null),
         /** Proposal rounds for harness-only runs and for the harness stage of stagewise runs. */
-        harnessOnlyProposalRounds: PositiveInt.describe('Proposal rounds of harness-only runs and of the harness stage of stagewise runs (unit: proposal rounds)').default(10),
+        harnessOnlyProposalRounds: PositiveInt.describe('Proposal rounds of harness-only runs and of the harness stage of stagewise runs; under protocol equal only a harness stage that a weight stage follows is held to it (unit: proposal rounds)').default(10),
+        /**
+         * How methods are held to a budget when they are compared (docs/method.md, "Comparison protocols").
+         * 'none' is what config version 1 always did, so recorded runs keep their meaning.
+         */
+        protocol: z.enum(['none', 'equal', 'paper']).describe('Comparison protocol. none: totalWeightSteps and the optional maxRollouts, checked at weight steps only (a harness phase may overshoot; how version-1 runs ran). equal: every method spends at most maxRollouts training + search rollouts (required): a harness phase starts only when the rest pays for its rounds at their cap and one weight step after it, harness-only and stagewise propose until the budget is spent or the proposer is exhausted, and the run reports its unspent rollouts. paper: totalWeightSteps for every method that trains weights, harness rollouts on top (maxRollouts must be null)').default('none'),
+        /** K: under protocol 'equal', a harness stage that runs until the budget is spent ends after K rounds that scored no new harness. */
+        exhaustedAfterRounds: PositiveInt.describe('Under protocol equal: harness-only runs and stagewise harness stages end once this many proposal rounds in a row scored no new harness (only duplicates, invalid candidates or none), and report their unspent budget (unit: proposal rounds)').default(3),
       })
       .describe('When the run ends')
       .prefault({}),
@@ -206,6 +215,12 @@ export const RunConfigV1 = z
     if (mismatch) ctx.addIssue({ code: 'custom', path: ['switching', 'kind'], message: mismatch });
     if (c.method !== 'harness-only' && c.budget.totalWeightSteps < 1) {
       ctx.addIssue({ code: 'custom', path: ['budget', 'totalWeightSteps'], message: `method '${c.method}' trains weights: budget.totalWeightSteps must be at least 1` });
+    }
+    if (c.budget.protocol === 'equal' && c.budget.maxRollouts === null) {
+      ctx.addIssue({ code: 'custom', path: ['budget', 'maxRollouts'], message: "protocol 'equal' holds every method to a total of training + search rollouts: set budget.maxRollouts (e.g. 3 epochs of weight steps: 3 x steps per epoch x promptsPerStep x samplesPerPrompt)" });
+    }
+    if (c.budget.protocol === 'paper' && c.budget.maxRollouts !== null) {
+      ctx.addIssue({ code: 'custom', path: ['budget', 'maxRollouts'], message: "protocol 'paper' budgets weight steps (budget.totalWeightSteps) and lets harness rollouts come on top: remove budget.maxRollouts, or use protocol 'equal'" });
     }
     if (c.lineage && (!c.model.baseCheckpoint || !c.model.baseHarness)) {
       ctx.addIssue({ code: 'custom', path: ['lineage'], message: 'lineage records where model.baseCheckpoint and model.baseHarness came from: set both (whale run --from does)' });

@@ -147,4 +147,13 @@ export interface RunSummary {
   phases: PhaseRecord[];
   stoppedEarly: boolean;
   continuedAsNew: number;
+  /** The comparison protocol and what the run spent of its budget (unspentRollouts: null without maxRollouts). */
+  budget?: {
+    protocol: 'none' | 'equal' | 'paper';
+    maxRollouts: number | null;
+    totalWeightSteps: number;
+    spentRollouts: number;
+    unspentRollouts: number | null;
+    withinBudget: boolean | null;
+  };
 }

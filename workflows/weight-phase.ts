@@ -10,6 +10,7 @@ import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } f
 import { currentPairEvaluated, evaluateOnTest } from './test-eval';
 import { TEST_AT_ADAPTIVE_STOP_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
+import { harnessSwitchGate, weightBudgetSpent } from './budget-protocol';
 
 export function startWeightPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
@@ -20,7 +21,18 @@ export function startWeightPhase(state: RunState): void {
 }
 
 function budgetReached(state: RunState): boolean {
-  return runBudgetReached(state.weightStepsDone, state.config.budget.totalWeightSteps, state.ledger, state.config.budget.maxRollouts);
+  return runBudgetReached(state.weightStepsDone, state.config.budget.totalWeightSteps, state.ledger, state.config.budget.maxRollouts)
+    || weightBudgetSpent(state);
+}
+
+/**
+ * Under protocol 'equal' a switch that the rest of the budget cannot pay for (the harness phase at its cap and
+ * a weight step after it) is refused: the weight phase goes on and the rule says why. True: switch.
+ */
+function switchAffordable(state: RunState, phase: WeightPhase, rule: string): boolean {
+  const gate = harnessSwitchGate(state);
+  if (gate && !gate.allowed) phase.lastRule = `${rule}; ${gate.rule}: the weight phase goes on`;
+  return gate === null || gate.allowed;
 }
 
 /** Runs one step; returns true when the phase has ended (its record is appended to state.phases). */
@@ -34,6 +46,8 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
     prompts: config.weight.promptsPerStep, samplesPerPrompt: config.weight.samplesPerPrompt,
     sampling: { temperature: config.weight.temperature, topK: config.weight.topK },
     acceptThreshold: config.weight.acceptThreshold,
+    // Only when set: a full-D_weight batch keeps the exact input it had before the field existed.
+    ...(config.weight.taskLimit !== null ? { taskLimit: config.weight.taskLimit } : {}),
   }, activitySummary.rolloutBatch(step, config.weight.promptsPerStep * config.weight.samplesPerPrompt));
   state.ledger.training += rollouts.rollouts;
   state.cursor = advanceCursor(state.cursor, config.weight.promptsPerStep, state.splitSizes.weight);
@@ -67,7 +81,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   }
   if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached: ${state.weightStepsDone}/${config.budget.totalWeightSteps} weight steps, ${state.ledger.training + state.ledger.search} rollouts`);
   if (state.control.stop) return endWeightPhase(state, phase, 'stopped on request');
-  if (switchRule) {
+  if (switchRule && switchAffordable(state, phase, switchRule)) {
     // The reference's trainer validates at the last step of every weight phase; an adaptive stop can fall
     // between cadence steps, so the pair it hands to the harness phase is evaluated (runs recorded before
     // this rule replay without it).
@@ -78,7 +92,8 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   }
   const fixedSteps = fixedWeightPhaseSteps(config, state.stepsPerEpoch);
   if (fixedSteps !== null && stageAt(config, state.stage)?.length === 'switching' && phase.stepsInPhase >= fixedSteps) {
-    return endWeightPhase(state, phase, `fixed schedule: ${phase.stepsInPhase} steps = E ${config.switching.kind === 'fixed' ? config.switching.weightEpochs : '?'} epochs x ${state.stepsPerEpoch} steps/epoch`);
+    const rule = `fixed schedule: ${phase.stepsInPhase} steps = E ${config.switching.kind === 'fixed' ? config.switching.weightEpochs : '?'} epochs x ${state.stepsPerEpoch} steps/epoch`;
+    if (switchAffordable(state, phase, rule)) return endWeightPhase(state, phase, rule);
   }
   return false;
 }

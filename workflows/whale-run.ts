@@ -24,12 +24,13 @@ import { epochsToSteps, stepsPerEpoch as computeStepsPerEpoch } from './decision
 import { stageAt } from './whale-run-plan';
 import { createActivityProxies, type Acts } from './whale-run-activities';
 import { logContext } from './run-log';
+import { activitySummary, currentDetails } from './user-metadata';
 import { isRetryableFault, isWhaleError } from '../common/errors';
 import { toApplicationFailure } from '../common/failure';
-import { activitySummary, currentDetails } from './user-metadata';
 import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase';
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
+import { budgetReport, harnessStageUnaffordable, weightBudgetSpent } from './budget-protocol';
 import { STOP_ENDS_RUN_AFTER_PHASE_PATCH } from './patches';
 import { UPGRADE_AT_PHASE_BOUNDARY_PATCH } from './patches';
 import {
@@ -158,9 +159,11 @@ async function initialiseRun(config: RunState['config'], acts: Acts): Promise<Ru
     runId, config, domain: config.domain, seed: config.seed, modelPreset: config.model.preset,
     baseCheckpoint: config.model.baseCheckpoint, baseHarness: config.model.baseHarness,
   }, activitySummary.prepareRun(config));
-  const stepsPerEpoch = computeStepsPerEpoch(prepared.splitSizes.weight, config.weight.promptsPerStep);
+  // weight.taskLimit: the run's D_weight is a seeded subset, and epochs count over it (same sizes without it).
+  const splitSizes = { ...prepared.splitSizes, weight: Math.min(prepared.splitSizes.weight, config.weight.taskLimit ?? prepared.splitSizes.weight) };
+  const stepsPerEpoch = computeStepsPerEpoch(splitSizes.weight, config.weight.promptsPerStep);
   const state: RunState = {
-    stateVersion: STATE_VERSION, runId, config, splitSizes: prepared.splitSizes, stepsPerEpoch,
+    stateVersion: STATE_VERSION, runId, config, splitSizes, stepsPerEpoch,
     testEverySteps: epochsToSteps(config.test.everyEpochs, stepsPerEpoch),
     baseCheckpoint: prepared.checkpoint, baseHarness: prepared.harness,
     checkpoint: prepared.checkpoint, harness: prepared.harness, harnessName: 'h0',
@@ -182,8 +185,19 @@ export function enterStage(state: RunState): void {
     state.phase = { kind: 'final' };
     return;
   }
-  if (plan.kind === 'weight') startWeightPhase(state);
-  else startHarnessPhase(state);
+  if (plan.kind === 'weight') {
+    startWeightPhase(state);
+    return;
+  }
+  // Protocol 'equal': a harness stage the rest cannot pay for is skipped (no phase opened, nothing spent).
+  const unaffordable = harnessStageUnaffordable(state);
+  if (unaffordable) {
+    log.info('harness stage skipped', { ...logContext(state), rule: unaffordable });
+    state.stage += 1;
+    enterStage(state);
+    return;
+  }
+  startHarnessPhase(state);
 }
 
 /** Runs one unit of work: a weight step, a harness round, or the final evaluation. */
@@ -213,7 +227,8 @@ async function closePhaseOnStop(state: RunState, acts: Acts): Promise<void> {
 function afterPhase(state: RunState): void {
   const justFinished = state.phases[state.phases.length - 1];
   const budgetDone = state.weightStepsDone >= state.config.budget.totalWeightSteps
-    || (state.config.budget.maxRollouts !== null && state.ledger.training + state.ledger.search >= state.config.budget.maxRollouts);
+    || (state.config.budget.maxRollouts !== null && state.ledger.training + state.ledger.search >= state.config.budget.maxRollouts)
+    || weightBudgetSpent(state);
   const alternating = stageAt(state.config, 0)?.length === 'switching';
   // Alternating methods end after the weight phase that reaches the budget.
   if (alternating && justFinished?.kind === 'weight' && budgetDone) {
@@ -257,6 +272,8 @@ function publish(state: RunState, runState: string): void {
       initialMeanAt8: state.initialMeanAt8, bestMeanAt8: state.tests.best, finalMeanAt8: state.tests.final,
       harness: state.harnessName, checkpoint: state.checkpoint.sha256.slice(0, 12),
       lastRule: phase.kind === 'weight' || phase.kind === 'harness' ? phase.lastRule : '',
+      // Only under a comparison protocol: memos of runs without one stay as they were recorded.
+      ...(state.config.budget.protocol !== 'none' ? { budget: budgetReport(state) } : {}),
     },
   });
   // Web UI "current details" (answered by a worker's query; writes no event, so replay is unchanged).
@@ -333,6 +350,6 @@ function summarise(state: RunState): RunSummary {
     initialMeanAt8: state.initialMeanAt8, bestMeanAt8: state.tests.best, finalMeanAt8: state.tests.final,
     ledger: state.ledger, finalCheckpoint: state.checkpoint, finalHarness: state.harness,
     finalHarnessName: state.harnessName, phases: state.phases, stoppedEarly: state.control.stop !== null,
-    continuedAsNew: state.continuedAsNew,
+    continuedAsNew: state.continuedAsNew, budget: budgetReport(state),
   };
 }

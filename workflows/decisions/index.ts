@@ -7,3 +7,4 @@ export * from './harness-patience';
 export * from './accept';
 export * from './ledger';
 export * from './test-tracker';
+export * from './budget';
