@@ -8,8 +8,8 @@
 import { writeFileSync } from 'node:fs';
 import type { RolloutBatchResult } from '../activities/types';
 import { temporal } from '@temporalio/proto';
-import { startScaleCluster } from '../tests/scale/cluster';
-import { waitFor } from '../tests/workflows/env';
+import { startScaleCluster } from '../testbed/scale-cluster';
+import { waitFor } from '../testbed/env';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -8,8 +8,8 @@
 import { parseArgs } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { runSoak, WORKER_TARGETS, type KillTarget, type SoakReport } from '../tests/faults/soak-run';
-import { ROOT } from '../tests/workflows/env';
+import { runSoak, WORKER_TARGETS, type KillTarget, type SoakReport } from '../testbed/soak-run';
+import { ROOT } from '../testbed/env';
 
 const USAGE = `usage: node --import tsx scripts/soak.ts [--seed N] [--kills N] [--server-kills N] [--steps N]
   [--heartbeat SECONDS] [--targets a,b] [--no-cache] [--json FILE] [--keep] [--port N] [--deadline-minutes N]

@@ -1,8 +1,62 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up (idempotent), lint, type-check, then every tests/**/*.test.ts under
-# node's test runner (its closing lines "# pass N" / "# fail N" are what CI reads).
+# The whole test suite: set-up (idempotent), lint and type-check side by side, then every tests/**/*.test.ts
+# under node's test runner in two groups: a serial group (one file at a time: tests that bound wall time or
+# count timer ticks) and a concurrent group (files that mostly wait on processes, several at a time, longest
+# first). The closing lines are the totals over both groups ("# pass N" / "# fail N"); the exit status is
+# non-zero when lint, the type-check or any test failed.
+#   bash scripts/test.sh                          # the suite (what `npm test` and CI run)
+#   bash scripts/test.sh --list                   # the two groups, in start order; nothing runs
+#   bash scripts/test.sh --group concurrent       # set-up, then one group only (serial|concurrent), no lint
 set -euo pipefail
 cd "$(dirname "$0")/.."
+only=""
+case "${1:-}" in
+  "" | --list) ;;
+  --group) only="${2:-}"; [ "$only" = serial ] || [ "$only" = concurrent ] || { echo "--group takes serial or concurrent, got '${only}'" >&2; exit 2; } ;;
+  *) echo "unknown argument '$1': use --list or --group serial|concurrent (no argument: the whole suite)" >&2; exit 2 ;;
+esac
+
+mapfile -t files < <(find tests -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
+
+# Serial group: the sandbox's wall-time and memory limits and the model's "timers keep firing" checks measure
+# time, so they run alone, with the machine to themselves.
+SERIAL_PREFIXES=(tests/sandbox/ tests/model/)
+# Concurrent group, started longest first so that no long file starts last (wall seconds on a quiet 2-core
+# machine, run alone; files not named here follow in path order). Every file of this group has its own
+# dev server or none, its own free ports, temp folders and workflow ids, so files do not meet.
+LONGEST_FIRST=(
+  tests/docs/doc-commands.test.ts tests/faults/server-loss.test.ts tests/product/gc.test.ts
+  tests/faults/soak-reduced.test.ts tests/hf/e2e-run.test.ts tests/product/concurrent-runs.test.ts
+  tests/scale/multi-worker.test.ts tests/cli/bad-input.test.ts tests/faults/fine-tune-kill.test.ts
+  tests/product/agent-bundle.test.ts tests/faults/graceful-shutdown.test.ts tests/scale/served-run.test.ts
+  tests/track/mlflow.test.ts tests/cli/worker-command.test.ts tests/product/external-domain.test.ts
+  tests/hf/trainer.test.ts tests/cli/exit-codes.test.ts tests/hf/transformers-serve.test.ts
+  tests/bench/compare.test.ts tests/product/agent-bundle-trust.test.ts tests/scale/serve-hostile.test.ts
+)
+CONCURRENCY="${WHALE_TEST_CONCURRENCY:-3}"
+
+serial=(); rest=()
+for f in "${files[@]}"; do
+  s=0
+  for p in "${SERIAL_PREFIXES[@]}"; do [[ "$f" == "$p"* ]] && s=1; done
+  if [ "$s" -eq 1 ]; then serial+=("$f"); else rest+=("$f"); fi
+done
+concurrent=()
+for f in "${LONGEST_FIRST[@]}"; do
+  for r in "${rest[@]}"; do [ "$r" = "$f" ] && concurrent+=("$f"); done
+done
+for r in "${rest[@]}"; do
+  named=0
+  for f in "${LONGEST_FIRST[@]}"; do [ "$r" = "$f" ] && named=1; done
+  [ "$named" -eq 0 ] && concurrent+=("$r")
+done
+summary="${#files[@]} test files: ${#serial[@]} in the serial group, ${#concurrent[@]} in the concurrent group ($CONCURRENCY at a time)"
+if [ "${1:-}" = "--list" ]; then
+  # The grouping only (nothing is set up or run): the serial group, then the concurrent group in start order.
+  echo "$summary"; printf 'serial      %s\n' "${serial[@]}"; printf 'concurrent  %s\n' "${concurrent[@]}"; exit 0
+fi
+
 bash scripts/setup.sh
 # Test path only (not the demo's set-up): the Hugging Face reference trainer's venv (PyTorch, transformers,
 # peft) and the MLflow tracking server for the experiment-tracking test. Both idempotent; a failure stops here.
@@ -19,9 +73,54 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM_PATH:-}" ]; then
     echo "[setup] chromium missing and not root: install Debian's chromium or set CHROMIUM_PATH for the report test" >&2
   fi
 fi
-echo "[test] lint"; npx eslint .
-echo "[test] typecheck"; npx tsc -p tsconfig.json --noEmit
-mapfile -t files < <(find tests -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
-echo "[test] ${#files[@]} test files"
-exec node --import tsx --test --test-reporter=spec --test-concurrency=1 "${files[@]}"
+
+logs="$(mktemp -d "${TMPDIR:-/tmp}/whale-test-XXXXXX")"
+trap 'rm -rf "$logs"' EXIT
+t0=$SECONDS
+echo "[test] $summary"
+
+# Lint and type-check are each one process on one core: side by side they take the longer one's time.
+if [ -z "$only" ]; then
+  echo "[test] lint and typecheck (side by side)"
+  npx eslint . >"$logs/lint.txt" 2>&1 & lint_pid=$!
+  npx tsc -p tsconfig.json --noEmit >"$logs/tsc.txt" 2>&1 & tsc_pid=$!
+  lint_status=0; wait "$lint_pid" || lint_status=$?
+  tsc_status=0; wait "$tsc_pid" || tsc_status=$?
+  grep -v 'npm warn' "$logs/lint.txt" || true
+  grep -v 'npm warn' "$logs/tsc.txt" || true
+  echo "[test] lint exit $lint_status, typecheck exit $tsc_status ($((SECONDS - t0)) s)"
+  if [ "$lint_status" -ne 0 ] || [ "$tsc_status" -ne 0 ]; then echo "[test] lint or typecheck failed" >&2; exit 1; fi
+fi
+
+# Runs one group under the spec reporter (its output shown as it comes and kept for the totals).
+status=0
+run_group() {
+  local name=$1 n=$2; shift 2
+  local started=$SECONDS code=0
+  echo "[test] $name group: $# files"
+  node --import tsx --test --test-reporter=spec --test-concurrency="$n" "$@" 2>&1 | tee "$logs/$name.txt" || code=$?
+  echo "[test] $name group: exit $code in $((SECONDS - started)) s"
+  [ "$code" -eq 0 ] || status=1
+}
+if [ "${#serial[@]}" -gt 0 ] && [ "$only" != concurrent ]; then run_group serial 1 "${serial[@]}"; fi
+if [ "${#concurrent[@]}" -gt 0 ] && [ "$only" != serial ]; then run_group concurrent "$CONCURRENCY" "${concurrent[@]}"; fi
+
+# The totals over both groups: the sum of each group's closing "ℹ <key> N" line (the last one in its output).
+total() {
+  local s=0 v g
+  for g in serial concurrent; do
+    [ -f "$logs/$g.txt" ] || continue
+    v=$(grep -E "^ℹ $1 [0-9]+$" "$logs/$g.txt" | tail -n 1 | cut -d' ' -f3)
+    s=$((s + ${v:-0}))
+  done
+  echo "$s"
+}
+if [ -z "$only" ]; then echo "[test] totals over both groups, lint and typecheck included: $((SECONDS - t0)) s"
+else echo "[test] totals over the $only group (no lint or typecheck): $((SECONDS - t0)) s"; fi
+for k in tests suites pass fail cancelled skipped todo; do echo "ℹ $k $(total "$k")"; done
+pass=$(total pass); fail=$(total fail); cancelled=$(total cancelled)
+# A group whose runner failed without a failing test (e.g. a file that does not load) still fails the suite.
+if [ "$fail" -gt 0 ] || [ "$cancelled" -gt 0 ]; then status=1; fi
+echo "# pass $pass"
+echo "# fail $fail"
+exit "$status"

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { startFaultCluster, type FaultCluster } from '../faults/processes';
+import { startFaultCluster, type FaultCluster } from '../../testbed/fault-cluster';
 import { ROOT } from '../workflows/env';
 import { aggregate, markdownTable, planRuns, runCompare, type RunResult } from '../../bench/compare';
 import { compareOptions } from '../../cli/bench-command';

@@ -7,13 +7,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ROOT, temporalBinary, waitFor } from '../workflows/env';
+import { freePort, ROOT, temporalBinary, waitFor } from '../workflows/env';
 
-const PORT = 17233 + (process.pid % 500);
-const UI_PORT = PORT + 1000;
-const ADDRESS = `127.0.0.1:${PORT}`;
+// Ports the OS says are free (other test files run side by side with their own servers); set in before().
+let ADDRESS = '';
+let env: NodeJS.ProcessEnv = {};
 const dataDir = mkdtempSync(path.join(tmpdir(), 'whale-dev-'));
-const env = { ...process.env, WHALE_DEV_PORT: String(PORT), WHALE_DEV_UI_PORT: String(UI_PORT), WHALE_TEMPORAL_ADDRESS: ADDRESS, WHALE_DEV_DATA_DIR: dataDir };
 
 function temporal(args: string[]) {
   return spawnSync(temporalBinary(), [...args, '--address', ADDRESS], { encoding: 'utf8' });
@@ -41,7 +40,12 @@ async function stopDev(signal: NodeJS.Signals = 'SIGINT'): Promise<number | null
   return exited;
 }
 
-before(async () => startDev());
+before(async () => {
+  const port = await freePort();
+  ADDRESS = `127.0.0.1:${port}`;
+  env = { ...process.env, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1), WHALE_TEMPORAL_ADDRESS: ADDRESS, WHALE_DEV_DATA_DIR: dataDir };
+  await startDev();
+});
 after(async () => {
   await stopDev();
   rmSync(dataDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 // an uninterrupted run's with the same seed.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFaultCluster, activityResults, largestPayload, type FaultCluster } from './processes';
+import { startFaultCluster, activityResults, largestPayload, type FaultCluster } from '../../testbed/fault-cluster';
 import { describeRun } from '../../cli/status';
 import { waitFor } from '../workflows/env';
 import type { RunSummary } from '../../workflows/run-state';

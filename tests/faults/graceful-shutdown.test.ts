@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { startFaultCluster, activityResults, type FaultCluster } from './processes';
+import { startFaultCluster, activityResults, type FaultCluster } from '../../testbed/fault-cluster';
 import { describeRun } from '../../cli/status';
 import { waitFor } from '../workflows/env';
 import { ArtifactRef } from '../../store/artifact-ref';

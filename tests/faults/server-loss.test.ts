@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runSoak } from './soak-run';
+import { runSoak } from '../../testbed/soak-run';
 
 describe('server loss', () => {
   it('survives the dev server killed and restarted on the same database mid-run, with nothing lost', async (t) => {

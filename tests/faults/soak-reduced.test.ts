@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runSoak } from './soak-run';
+import { runSoak } from '../../testbed/soak-run';
 
 describe('soak, reduced', () => {
   it('completes under seeded worker kills with the uninterrupted decisions, hashes and bounded lost work', async (t) => {

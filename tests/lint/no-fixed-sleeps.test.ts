@@ -15,7 +15,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 /** Legitimate fixed delays that are not waits for a state, each with its justification. */
 const ALLOWED: { file: string; call: RegExp; why: string }[] = [
   {
-    file: 'tests/faults/soak-run.ts',
+    file: 'testbed/soak-run.ts',
     call: /^sleep\((restartDelayMs|rec\.restartDelayMs|u \* 3000|wait|1000 \+ rng\(\) \* 4000)\)$/,
     why: 'the seeded fault-injection schedule: gaps between kills, moments inside a state and restart delays are the faults injected, not waits for a state',
   },
@@ -147,7 +147,8 @@ describe('no fixed sleeps in tests', () => {
   });
 
   it('no test file sleeps for a fixed time to wait for a state', (t) => {
-    const sleeps = testFiles(path.join(ROOT, 'tests')).flatMap((f) => findSleeps(path.relative(ROOT, f), readFileSync(f, 'utf8')));
+    // The tests, and the process harnesses they share with scripts (testbed/: fault injection, the soak).
+    const sleeps = ['tests', 'testbed'].flatMap((d) => testFiles(path.join(ROOT, d))).flatMap((f) => findSleeps(path.relative(ROOT, f), readFileSync(f, 'utf8')));
     const offenders = sleeps.filter((s) => !s.allowed);
     const explicit = sleeps.filter((s) => s.allowed && !s.allowed.startsWith('the interval of a poll'));
     for (const s of sleeps.filter((x) => x.allowed)) t.diagnostic(`allowed ${s.file}:${s.line} ${s.text.slice(0, 80)} — ${s.allowed}`);

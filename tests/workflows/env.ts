@@ -2,17 +2,18 @@
 // TestWorkflowEnvironment.createLocal, with the project's search attributes registered.
 import * as path from 'node:path';
 import { execFile } from 'node:child_process';
-import { createServer } from 'node:net';
 import { existsSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WhaleActivities } from '../../activities/types';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+import { freePort, ROOT, waitFor } from '../../testbed/env';
 
 // Worker chatter (state changes, bundling) would bury test output; warnings and errors still show.
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
-export const ROOT = path.resolve(__dirname, '..', '..');
+// The project root, a free port and a poll with a deadline: shared with the process harnesses of testbed/.
+export { freePort, ROOT, waitFor };
 
 export function temporalBinary(): string {
   const p = process.env.TEMPORAL_CLI_PATH ?? path.join(ROOT, '.tools', 'bin', 'temporal');
@@ -64,17 +65,6 @@ export async function createActivityWorker(env: TestWorkflowEnvironment, taskQue
   return Worker.create({ connection: env.nativeConnection, taskQueue, activities });
 }
 
-/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** A run config for tests: every activity on `queue`, small sizes, the given method and policy. */
 export function testConfig(queue: string, overrides: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -85,20 +75,4 @@ export function testConfig(queue: string, overrides: Record<string, unknown>): R
     execution: { modelTaskQueue: queue, proposerTaskQueue: queue },
     ...overrides,
   };
-}
-
-/** A TCP port that was free a moment ago, and whose successor (the UI port) is free too. */
-export async function freePort(): Promise<number> {
-  const tryPort = (port: number) => new Promise<number | null>((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(null));
-    srv.listen(port, '127.0.0.1', () => {
-      const got = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(got));
-    });
-  });
-  for (;;) {
-    const port = await tryPort(0);
-    if (port && port < 65535 && (await tryPort(port + 1))) return port;
-  }
 }

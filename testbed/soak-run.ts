@@ -5,19 +5,20 @@
 // checkpoint writes and evaluations, of the proposer worker during its activities, of the orchestration
 // worker between and inside workflow tasks, and of the dev server (restarted on the same database). Then it
 // compares decisions and hashes, and counts work executed more than once from the workers' progress journal
-// (tests/faults/journal-worker.ts). docs/faults.md explains the counting.
+// (testbed/journal-worker.ts). docs/faults.md explains the counting.
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { startFaultCluster, activityResults, type FaultCluster, type WorkerKind } from './processes';
+import { startFaultCluster, activityResults, type FaultCluster, type WorkerKind } from './fault-cluster';
 import type { JournalLine } from './journal-worker';
-import { ROOT } from '../workflows/env';
-import type { RunSummary } from '../../workflows/run-state';
-import type { EvaluateTestResult, FineTuneStepResult } from '../../activities/types';
-import { sha256Hex } from '../../store/artifact-store';
-import { Rng } from '../../common/rng';
+import { ROOT } from './env';
+import { cachedReferenceOrLock, releaseReference, storeReference } from './reference-cache';
+import type { RunSummary } from '../workflows/run-state';
+import type { EvaluateTestResult, FineTuneStepResult } from '../activities/types';
+import { sha256Hex } from '../store/artifact-store';
+import { Rng } from '../common/rng';
 
 export type KillTarget =
   | 'model-rollout' | 'model-finetune' | 'model-checkpoint' | 'model-eval' | 'proposer' | 'orchestration-between' | 'orchestration-inside' | 'server';
@@ -318,24 +319,27 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const q = cluster.config.taskQueues.orchestration;
     const stamp = Date.now().toString(36);
 
-    // 1. The reference: an uninterrupted run (or its cached outcome for this config and source tree).
+    // 1. The reference: an uninterrupted run (or its cached outcome for this config and source tree; a soak
+    // started beside this one with the same config runs it once for both).
     const cacheFile = opts.referenceCache ? opts.referenceCache.replace('{key}', sourceKey(config)) : null;
     let reference: RunOutcome & { fromCache: boolean };
-    if (cacheFile && existsSync(cacheFile)) {
-      reference = { ...(JSON.parse(readFileSync(cacheFile, 'utf8')) as RunOutcome), fromCache: true };
+    const cached = cacheFile ? await cachedReferenceOrLock<RunOutcome>(cacheFile, opts.deadlineMs, log) : null;
+    if (cacheFile && cached) {
+      reference = { ...cached, fromCache: true };
       log(`reference: ${cacheFile} (cached uninterrupted run, ${(reference.durationMs / 1000).toFixed(0)} s)`);
     } else {
-      const id = `soak-${opts.seed}-reference-${stamp}`;
-      log(`reference: uninterrupted run ${id} ...`);
-      const began = Date.now();
-      await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
-      await withDeadline(waitClosed(cluster, id, Date.now() + opts.deadlineMs), opts.deadlineMs, `the uninterrupted run ${id}`);
-      tail.poll();
-      reference = { ...(await outcomeOf(cluster, id, began, tail.lines)), fromCache: false };
-      log(`reference: ${reference.status} in ${(reference.durationMs / 1000).toFixed(0)} s, final checkpoint ${reference.summary?.finalCheckpoint.sha256.slice(0, 16)}`);
-      if (cacheFile && reference.status === 'COMPLETED') {
-        mkdirSync(path.dirname(cacheFile), { recursive: true });
-        writeFileSync(cacheFile, JSON.stringify({ ...reference, fromCache: undefined }, null, 2));
+      try {
+        const id = `soak-${opts.seed}-reference-${stamp}`;
+        log(`reference: uninterrupted run ${id} ...`);
+        const began = Date.now();
+        await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: id, args: [config] });
+        await withDeadline(waitClosed(cluster, id, Date.now() + opts.deadlineMs), opts.deadlineMs, `the uninterrupted run ${id}`);
+        tail.poll();
+        reference = { ...(await outcomeOf(cluster, id, began, tail.lines)), fromCache: false };
+        log(`reference: ${reference.status} in ${(reference.durationMs / 1000).toFixed(0)} s, final checkpoint ${reference.summary?.finalCheckpoint.sha256.slice(0, 16)}`);
+        if (cacheFile && reference.status === 'COMPLETED') storeReference(cacheFile, { ...reference, fromCache: undefined });
+      } finally {
+        if (cacheFile) releaseReference(cacheFile);
       }
     }
 

@@ -2,11 +2,11 @@
 // activity interceptor that appends a line to a progress journal (WHALE_FAULT_JOURNAL) when an activity
 // attempt starts, at every heartbeat it sends (a fine-tune minibatch, a rollout turn), and when the attempt
 // ends. The journal is how the soak counts work executed twice; nothing in the product reads it.
-// Usage: node --import tsx tests/faults/journal-worker.ts orchestration|model|proposer
+// Usage: node --import tsx testbed/journal-worker.ts orchestration|model|proposer
 import { appendFileSync } from 'node:fs';
 import { Worker, type ActivityInboundCallsInterceptor, type ActivityInterceptorsFactory, type WorkerOptions } from '@temporalio/worker';
 import type { Context } from '@temporalio/activity';
-import { runWorker, type WorkerKind } from '../../workers/main';
+import { runWorker, type WorkerKind } from '../workers/main';
 
 /** One journal line (JSON). `t` is the wall clock in ms; `d` the heartbeat details, trimmed. */
 export interface JournalLine {

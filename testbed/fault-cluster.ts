@@ -1,14 +1,14 @@
-// Real processes for fault-injection tests: a dev server on its own port and data folder, and workers as
-// separate `node` processes (one per task queue) that a test can SIGKILL and restart.
+// Real processes for fault injection (tests, the soak, benches): a dev server on its own port and data folder,
+// and workers as separate `node` processes (one per task queue) that a caller can SIGKILL and restart.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { loadTemporalConfig, type TemporalConfig } from '../../temporal.config';
-import { startDevServer, stopChild } from '../../cli/dev-server';
-import { connectClient } from '../../workers/connection';
-import { ROOT } from '../workflows/env';
+import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
+import { startDevServer, stopChild } from '../cli/dev-server';
+import { connectClient } from '../workers/connection';
+import { freePort, ROOT } from './env';
 
 export type WorkerKind = 'orchestration' | 'model' | 'proposer';
 
@@ -30,11 +30,11 @@ export interface FaultCluster {
 }
 
 export interface FaultClusterOptions {
-  /** Dev server port (the UI takes port + 1); default 20000 + pid % 4000. */
+  /** Dev server port (the UI takes port + 1); default a port the OS says is free (test files run side by side). */
   port?: number;
   /** Environment for every worker (e.g. model threads), below startWorker's extraEnv. */
   workerEnv?: Record<string, string>;
-  /** Start workers through tests/faults/journal-worker.ts, which appends activity progress to this file. */
+  /** Start workers through testbed/journal-worker.ts, which appends activity progress to this file. */
   journal?: string;
   /** Keep the temp folder (logs, database, artifacts) after teardown. */
   keepDir?: boolean;
@@ -42,7 +42,7 @@ export interface FaultClusterOptions {
 
 export async function startFaultCluster(opts: FaultClusterOptions = {}): Promise<FaultCluster> {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-faults-'));
-  const port = opts.port ?? 20000 + (process.pid % 4000);
+  const port = opts.port ?? (await freePort());
   const env: Record<string, string> = {
     WHALE_TEMPORAL_ADDRESS: `127.0.0.1:${port}`, WHALE_DEV_PORT: String(port), WHALE_DEV_UI_PORT: String(port + 1),
     WHALE_DEV_DATA_DIR: path.join(dir, 'temporal'), WHALE_ARTIFACT_DIR: path.join(dir, 'artifacts'),
@@ -52,7 +52,7 @@ export async function startFaultCluster(opts: FaultClusterOptions = {}): Promise
   const server = await startDevServer({ config, headless: true, quiet: true });
   const client = await connectClient(config);
   const workers = new Map<string, ChildProcess>();
-  const entry = opts.journal ? path.join(ROOT, 'tests', 'faults', 'journal-worker.ts') : path.join(ROOT, 'workers', 'main.ts');
+  const entry = opts.journal ? path.join(ROOT, 'testbed', 'journal-worker.ts') : path.join(ROOT, 'workers', 'main.ts');
   let n = 0;
   const cluster: FaultCluster = {
     config, dir, client, server, workers, env,
