@@ -147,6 +147,8 @@ export interface RuntimeBenchReport {
   preset: string;
   threads: number;
   train: TrainMeasure & { ratioToMatmul: number };
+  /** Deterministic mode at the same threads, at the preset shape and at long rows (with its non-deterministic pair). */
+  deterministic: Array<{ rows: number; seqLen: number; nonDeterministic: TrainMeasure; deterministic: TrainMeasure; ratio: number }>;
   generate: { median: number; best: number };
   torch: (TorchMeasure & { trainRatio: number; generateRatio: number }) | null;
   torchSkipped: string | null;
@@ -175,6 +177,14 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   const ratioToMatmul = train.gflops / train.matmulGflops;
   write(`trainer: median ${train.medianMs.toFixed(0)} ms/step = ${train.tokensPerSec.toFixed(0)} tok/s = ${train.gflops.toFixed(1)} GFLOP/s (best ${train.bestMs.toFixed(0)} ms = ${train.bestTokensPerSec.toFixed(0)} tok/s)`);
   write(`ORT MatMul on the block shapes (same threads, same process): ${train.matmulGflops.toFixed(1)} GFLOP/s -> ratio ${ratioToMatmul.toFixed(2)} (target >= 0.5)`);
+  // Deterministic mode (weight.deterministic) at the same threads: the preset shape, and rows of 1024 tokens.
+  const deterministic: RuntimeBenchReport['deterministic'] = [];
+  for (const [rows, seqLen] of [[ROWS, SEQ], [4, 1024]] as const) {
+    const nonDet = rows === ROWS && seqLen === SEQ ? train : runTrainInChild(PRESET, rows, seqLen, o.threads, o.quick ? 3 : o.steps, true);
+    const det = runTrainInChild(PRESET, rows, seqLen, o.threads, o.quick ? 3 : o.steps, true, true);
+    deterministic.push({ rows, seqLen, nonDeterministic: nonDet, deterministic: det, ratio: det.tokensPerSec / nonDet.tokensPerSec });
+    write(`trainer ${rows}x${seqLen}: deterministic median ${det.tokensPerSec.toFixed(0)} tok/s (best ${det.bestTokensPerSec.toFixed(0)}), non-deterministic ${nonDet.tokensPerSec.toFixed(0)} (best ${nonDet.bestTokensPerSec.toFixed(0)}) -> ratio ${(det.tokensPerSec / nonDet.tokensPerSec).toFixed(2)} (target >= 0.9)`);
+  }
   const genReps = o.quick ? 2 : 5;
   const generate = await generationTokensPerSec(PRESET, GEN.batch, GEN.promptLen, GEN.newTokens, o.threads, genReps);
   write(`sampler: batch ${GEN.batch}, prompt ${GEN.promptLen}, ${GEN.newTokens} new tokens per row, top-k ${GEN.topK}: median ${generate.median.toFixed(0)} tok/s (best ${generate.best.toFixed(0)})`);
@@ -199,7 +209,7 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   write(`\nload avg (1/5 min) at end ${loadEnd.join(' / ')}`);
   const report: RuntimeBenchReport = {
     command: o.command, date: new Date().toISOString(), machine: { cpus: os.cpus().length, loadAvgStart: loadStart, loadAvgEnd: loadEnd },
-    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, generate, torch: torchReport, torchSkipped: torch.reason, overhead,
+    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, torch: torchReport, torchSkipped: torch.reason, overhead,
     targets: { trainVsMatmul: ratioToMatmul >= 0.5, trainVsTorch: torchReport ? torchReport.trainRatio >= 1 : null, overhead: overhead.overheadFraction <= 0.1 },
   };
   if (o.out) {

@@ -18,7 +18,8 @@
 //                 encodeCheckpoint / decodeCheckpoint (canonical bytes); CheckpointFormatError.
 //   Export        await exportForTransformersJs(checkpoint, dir): config.json, tokenizer files, onnx/model.onnx.
 //
-// Deterministic mode (1 intra-op, 1 inter-op thread, sequential) is bit-identical run to run. Sampling is
+// Deterministic mode (every ORT session on 1 thread; the trainer splits rows across `threads` worker threads
+// and combines gradients in a fixed order) is bit-identical run to run at equal `threads`. Sampling is
 // seeded per request; a request's samples can differ in rare near-ties between batch compositions, since
 // batched matmuls may round differently from single-row ones.
 export { modelConfig, ModelConfig, PRESETS, LENGTH_BUCKETS, countParams, paramLayout, forwardFlopsPerToken, bucketLength } from './config';

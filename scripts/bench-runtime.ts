@@ -50,11 +50,11 @@ export interface TrainMeasure { medianMs: number; bestMs: number; tokensPerSec: 
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function trainChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean): Promise<TrainMeasure> {
+async function trainChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean, deterministic: boolean): Promise<TrainMeasure> {
   const c = modelConfig(preset);
   // The MatMul reference is measured in the same process just before training, under the same load.
   const matmul = await configMatmulGflops(preset, threads);
-  const trainer = Trainer.fromSeed(c, 1, { threads, spinning });
+  const trainer = Trainer.fromSeed(c, 1, { threads, spinning, deterministic });
   const rng = new Xoshiro128(2);
   const tokens = Array.from({ length: rows }, () => Int32Array.from({ length: seqLen + 1 }, () => rng.nextU32() % 256));
   const lossWeights = tokens.map((t) => new Float32Array(t.length).fill(1));
@@ -73,8 +73,9 @@ async function trainChild(preset: PresetName, rows: number, seqLen: number, thre
   return { medianMs: med, bestMs: best, tokensPerSec: (tok / med) * 1000, bestTokensPerSec: (tok / best) * 1000, gflops: flops / med / 1e6, bestGflops: flops / best / 1e6, matmulGflops: matmul, peakRssMiB: process.resourceUsage().maxRSS / 1024, params: countParams(c) };
 }
 
-export function runTrainInChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean): TrainMeasure {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', preset, String(rows), String(seqLen), String(threads), String(steps), spinning ? 'spin' : 'nospin'], { encoding: 'utf8' });
+/** One training measurement in a child process; `deterministic` runs the trainer's deterministic mode at `threads`. */
+export function runTrainInChild(preset: PresetName, rows: number, seqLen: number, threads: number, steps: number, spinning: boolean, deterministic = false): TrainMeasure {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, '--child', preset, String(rows), String(seqLen), String(threads), String(steps), spinning ? 'spin' : 'nospin', deterministic ? 'det' : 'nondet'], { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`training benchmark child failed: ${r.stderr}`);
   return JSON.parse(line.slice(7)) as TrainMeasure;
@@ -101,8 +102,8 @@ export async function generationTokensPerSec(preset: PresetName, batch: number, 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args[0] === '--child') {
-    const [preset, rows, seqLen, threads, steps, spin] = args.slice(1);
-    const m = await trainChild(preset as PresetName, Number(rows), Number(seqLen), Number(threads), Number(steps), spin === 'spin');
+    const [preset, rows, seqLen, threads, steps, spin, det] = args.slice(1);
+    const m = await trainChild(preset as PresetName, Number(rows), Number(seqLen), Number(threads), Number(steps), spin === 'spin', det === 'det');
     process.stdout.write(`RESULT ${JSON.stringify(m)}\n`);
     return;
   }
@@ -120,10 +121,12 @@ async function main(): Promise<void> {
     for (const threads of [1, 2]) {
       for (const [rows, seqLen] of [[32, 128], [4, 1024]] as const) {
         const steps = quick ? 3 : preset === 'embedded-3m' ? 5 : 8;
-        // Two threads also without ORT's thread spinning: slower on a quiet machine, steadier under load.
-        for (const spinning of threads === 2 ? [true, false] : [true]) {
-          const m = runTrainInChild(preset, rows, seqLen, threads, steps, spinning);
-          console.log(`${preset} (${m.params} params)  threads ${threads}${spinning ? '' : ' (no spin)'}  ${rows}x${seqLen}  median ${m.medianMs.toFixed(0)} ms/step = ${m.tokensPerSec.toFixed(0)} tok/s, ${m.gflops.toFixed(1)} GFLOP/s | best ${m.bestMs.toFixed(0)} ms = ${m.bestTokensPerSec.toFixed(0)} tok/s, ${m.bestGflops.toFixed(1)} GFLOP/s | matmul ${m.matmulGflops.toFixed(1)}  ratio median ${(m.gflops / m.matmulGflops).toFixed(2)} best ${(m.bestGflops / m.matmulGflops).toFixed(2)} | peak RSS ${m.peakRssMiB.toFixed(0)} MiB`);
+        // Two threads also without ORT's thread spinning (slower on a quiet machine, steadier under load) and
+        // in deterministic mode (rows split across the threads at every length).
+        const variants = threads === 2 ? [{ spinning: true, det: false }, { spinning: false, det: false }, { spinning: true, det: true }] : [{ spinning: true, det: false }];
+        for (const { spinning, det } of variants) {
+          const m = runTrainInChild(preset, rows, seqLen, threads, steps, spinning, det);
+          console.log(`${preset} (${m.params} params)  threads ${threads}${spinning ? '' : ' (no spin)'}${det ? ' deterministic' : ''}  ${rows}x${seqLen}  median ${m.medianMs.toFixed(0)} ms/step = ${m.tokensPerSec.toFixed(0)} tok/s, ${m.gflops.toFixed(1)} GFLOP/s | best ${m.bestMs.toFixed(0)} ms = ${m.bestTokensPerSec.toFixed(0)} tok/s, ${m.bestGflops.toFixed(1)} GFLOP/s | matmul ${m.matmulGflops.toFixed(1)}  ratio median ${(m.gflops / m.matmulGflops).toFixed(2)} best ${(m.bestGflops / m.matmulGflops).toFixed(2)} | peak RSS ${m.peakRssMiB.toFixed(0)} MiB`);
         }
       }
     }

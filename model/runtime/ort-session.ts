@@ -2,11 +2,16 @@
 import * as ort from 'onnxruntime-node';
 
 export interface RuntimeOptions {
-  /** Intra-op threads (default 2, the machine's cores). Ignored when deterministic. */
+  /**
+   * Threads (default 2, the machine's cores): a session's intra-op threads, and the trainer's data-parallel
+   * width (it splits a batch's rows across this many worker threads, each on a 1-thread session).
+   */
   threads?: number;
   /**
-   * 1 intra-op and 1 inter-op thread, sequential execution: bit-identical results run to run. With more
-   * threads results are also repeatable in practice (MLAS splits work by output tile), but not promised.
+   * Every session on 1 intra-op and 1 inter-op thread, sequential execution: bit-identical results run to
+   * run at the same `threads`. The trainer still uses `threads` cores by splitting rows (see
+   * training/core.ts); a 1-row batch and the sampler run on one thread. A single session on several
+   * intra-op threads is not bit-reproducible (seen from 512 tokens per row).
    */
   deterministic?: boolean;
   /** ORT graph optimisation (default 'all'). */

@@ -1,10 +1,12 @@
 // The training engine that owns the ORT sessions (one per rows x length bucket) and the flat parameter,
 // AdamW-moment and step state. It runs inside the trainer's worker thread: onnxruntime-node's "async"
 // run executes synchronously on the calling thread, so running it on the main thread would stall heartbeats.
-// With 2+ threads (not deterministic) a step below 512 tokens per row is data-parallel: this thread and a
-// helper worker each take half the rows on one intra-op thread, then a small graph combines the gradients
-// and applies AdamW. One synchronisation per step instead of one per op keeps two cores busy even when
-// the machine is shared (where ORT's per-op parallelism, spinning or not, fell to 1-thread speed or below).
+// With N >= 2 threads a step is data-parallel: this thread and N - 1 helper workers each take a share of the
+// rows on one intra-op thread, then the gradients are combined in a fixed order and AdamW applied. One
+// synchronisation per step instead of one per op keeps the cores busy even on a shared machine (where ORT's
+// per-op parallelism, spinning or not, fell to 1-thread speed or below), and every gradient comes from a
+// 1-thread session whose result does not depend on scheduling: deterministic mode uses this path at N
+// threads, at every length (the single-graph N-thread path is not bit-reproducible from 512 tokens).
 import * as path from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { Checkpoint } from '../checkpoints/checkpoint';
@@ -50,14 +52,16 @@ export class TrainerCore {
     this.adamM = state.adamM;
     this.adamV = state.adamV;
     this.stepCount = state.step;
-    if (!options.deterministic && (options.threads ?? 2) >= 2) {
-      this.local = new GradSessions(state.config, options);
-      this.helper = new WorkerClient<GradRequest>(path.join(__dirname, 'grad-helper-worker'), { config: state.config, options }, 'gradient helper');
+    const threads = Math.max(1, Math.floor(options.threads ?? 2));
+    for (let i = 1; i < threads; i++) {
+      this.helpers.push(new WorkerClient<GradRequest>(path.join(__dirname, 'grad-helper-worker'), { config: state.config, options }, 'gradient helper'));
     }
   }
 
-  private local: GradSessions | undefined;
-  private helper: WorkerClient<GradRequest> | undefined;
+  /** Gradient sessions on this thread (data-parallel shares and accumulation micro-batches). */
+  private gradLocal: GradSessions | undefined;
+  /** N - 1 helper threads for N configured threads; none with 1 thread. */
+  private readonly helpers: WorkerClient<GradRequest>[] = [];
   private adamw: Promise<ort.InferenceSession> | undefined;
 
   state(): Checkpoint {
@@ -112,9 +116,18 @@ export class TrainerCore {
     return gradNorm;
   }
 
+  /**
+   * Whether a batch is split across threads. Deterministic mode always splits (when there are 2+ rows and
+   * threads). Otherwise long buckets stay single-graph: there ORT's own 2-thread matmuls are as fast, and
+   * one session's activations are smaller than several (the 1 GiB budget at 4 x 1024).
+   */
+  private splits(packed: PackedBatch): boolean {
+    if (this.helpers.length === 0 || packed.rows < 2) return false;
+    return this.options.deterministic === true || packed.seqLen < 512;
+  }
+
   async step(packed: PackedBatch, hyper: StepHyperparams): Promise<StepResult> {
-    // Long buckets stay single-graph: two sessions' activations would not fit the 1 GiB budget at 4 x 1024.
-    if (this.local && this.helper && packed.rows >= 2 && packed.seqLen < 512) return this.parallelStep(packed, hyper, this.local, this.helper);
+    if (this.splits(packed)) return this.parallelStep(packed, hyper);
     const session = await this.session(packed.rows, packed.seqLen);
     const t = this.stepCount + 1;
     const h = this.hyperVector(hyper, t);
@@ -134,86 +147,102 @@ export class TrainerCore {
     return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
   }
 
-  /** Half the rows here, half in the helper (concurrently), then combine and update. */
-  private async parallelStep(packed: PackedBatch, hyper: StepHyperparams, local: GradSessions, helper: WorkerClient<GradRequest>): Promise<StepResult> {
+  /**
+   * The rows split into min(threads, rows) contiguous shares (sizes differ by at most one row). From 512
+   * tokens every row is its own share, taken N at a time: N one-row sessions hold less than N sessions of
+   * rows / N rows (3m at 4 x 1024 on 2 threads: 1087 MiB peak with 2-row shares, under 1 GiB with 1-row).
+   */
+  private async parallelStep(packed: PackedBatch, hyper: StepHyperparams): Promise<StepResult> {
+    const perRow = packed.seqLen >= 512;
+    const parts = perRow ? packed.rows : Math.min(this.helpers.length + 1, packed.rows);
+    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.floor((packed.rows * i) / parts));
+    let shares = bounds.slice(0, -1).map((from, i) => sliceRows(packed, from, bounds[i + 1]));
+    // A padding row (weight 0) adds exactly zero to the float64 sum: skipping it changes no bit.
+    if (perRow && shares.some((p) => sum(p.weights) > 0)) shares = shares.filter((p) => sum(p.weights) > 0);
+    const result = await this.combineAndUpdate(shares, await this.gradients(shares), hyper, !perRow);
+    return { ...result, tokens: packed.count, weightedTokens: packed.weighted };
+  }
+
+  /**
+   * Loss and gradient of each pack at the current parameters, each on a 1-thread session: this thread and
+   * the helpers take them in waves, pack i always on the same thread for a given N (results in pack order).
+   */
+  private async gradients(packs: PackedBatch[]): Promise<Array<{ loss: number; grad: Float32Array }>> {
+    const local = (this.gradLocal ??= new GradSessions(this.config, this.options));
+    const out: Array<{ loss: number; grad: Float32Array }> = [];
+    const width = this.helpers.length + 1;
+    for (let i = 0; i < packs.length; i += width) {
+      const remote = this.helpers.slice(0, Math.min(width, packs.length - i) - 1).map((h, j) => h.request<{ loss: number; grad: Float32Array }>({ op: 'grad', params: this.params, packed: packs[i + 1 + j] }));
+      // Every request is awaited (even after a local failure), so no rejection goes unobserved.
+      const settled = await Promise.allSettled([local.run(this.params, packs[i]), ...remote]);
+      for (const r of settled) {
+        if (r.status === 'rejected') throw r.reason;
+        out.push(r.value);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * One AdamW update from per-pack gradients, each normalised by its own weight sum: pack k's gradient is
+   * scaled by its share of the total weight, so the update is that of sum(w * nll) / sum(w) over all packs
+   * (up to float rounding). With `pairInGraph` two packs combine inside the optimizer graph (float32 shares);
+   * otherwise they are summed here in float64, in pack order. Either way the order is fixed, so equal inputs
+   * give equal bits (and each path gives the bits it gave before the N-thread split existed).
+   */
+  private async combineAndUpdate(packs: PackedBatch[], results: Array<{ loss: number; grad: Float32Array }>, hyper: StepHyperparams, pairInGraph: boolean): Promise<{ loss: number; gradNorm: number }> {
     const t = this.stepCount + 1;
-    const half = packed.rows / 2;
-    const a = sliceRows(packed, 0, half);
-    const b = sliceRows(packed, half, packed.rows);
-    // Each half's graph normalises by its own weight sum; shares restore sum(w * nll) / sum(w) overall.
-    const [wa, wb] = [sum(a.weights), sum(b.weights)];
-    const shares = wa + wb > 0 ? Float32Array.from([wa / (wa + wb), wb / (wa + wb)]) : new Float32Array(2);
-    const remote = helper.request<{ loss: number; grad: Float32Array }>({ op: 'grad', params: this.params, packed: b });
-    const mine = await local.run(this.params, a);
-    const theirs = await remote;
-    const loss = shares[0] * mine.loss + shares[1] * theirs.loss;
-    this.adamw ??= createSession(buildAdamWGraph(this.config), { ...this.options, threads: 1 });
     const P = this.params.length;
+    const weights = packs.map((p) => sum(p.weights));
+    const total = weights.reduce((a, b) => a + b, 0);
+    const inGraph = pairInGraph && results.length === 2;
+    const shares = weights.map((w) => (total > 0 ? w / total : 0));
+    const used = inGraph ? Float32Array.from(shares) : shares;
+    let loss = 0;
+    results.forEach((r, k) => (loss += used[k] * r.loss));
+    let gradA: Float32Array;
+    let gradB: Float32Array;
+    let pair: Float32Array;
+    if (inGraph) {
+      [gradA, gradB, pair] = [results[0].grad, results[1].grad, used as Float32Array];
+    } else {
+      const acc = new Float64Array(P);
+      results.forEach((r, k) => {
+        for (let i = 0; i < P; i++) acc[i] += shares[k] * r.grad[i];
+      });
+      [gradA, gradB, pair] = [Float32Array.from(acc), new Float32Array(P), Float32Array.from([1, 0])];
+    }
+    this.adamw ??= createSession(buildAdamWGraph(this.config), { ...this.options, threads: 1 });
     const out = await (await this.adamw).run({
       params: new ort.Tensor('float32', this.params, [P]),
       m: new ort.Tensor('float32', this.adamM, [P]),
       v: new ort.Tensor('float32', this.adamV, [P]),
       hyper: new ort.Tensor('float32', this.hyperVector(hyper, t), [8]),
-      grad_a: new ort.Tensor('float32', mine.grad, [P]),
-      grad_b: new ort.Tensor('float32', theirs.grad, [P]),
-      shares: new ort.Tensor('float32', shares, [2]),
+      grad_a: new ort.Tensor('float32', gradA, [P]),
+      grad_b: new ort.Tensor('float32', gradB, [P]),
+      shares: new ort.Tensor('float32', pair, [2]),
     });
-    const gradNorm = this.accept(loss, out, t);
-    return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
+    return { loss, gradNorm: this.accept(loss, out, t) };
   }
 
   /**
-   * One AdamW update from several micro-batches: each micro-batch's gradient (normalised by its own weight
-   * sum) is scaled by its share of the total weight and summed in micro-batch order, so the update is that
-   * of sum(w * nll) / sum(w) over all of them (up to float rounding) at one micro-batch's memory. With a
-   * helper thread, micro-batches run two at a time; the sum's order stays fixed.
+   * One AdamW update from several micro-batches at one micro-batch's memory (see combineAndUpdate); with
+   * helper threads the micro-batches run N at a time, the sum's order stays fixed.
    */
   async accumulate(packs: PackedBatch[], hyper: StepHyperparams): Promise<StepResult> {
     const live = packs.filter((p) => sum(p.weights) > 0);
     if (live.length === 0) throw new Error('a training step needs at least one micro-batch with a non-zero loss weight');
     if (live.length === 1) return this.step(live[0], hyper);
-    const t = this.stepCount + 1;
-    const P = this.params.length;
-    const local = (this.gradLocal ??= this.local ?? new GradSessions(this.config, this.options));
-    const results: Array<{ loss: number; grad: Float32Array }> = [];
-    for (let i = 0; i < live.length; i += this.helper ? 2 : 1) {
-      const remote = this.helper && i + 1 < live.length ? this.helper.request<{ loss: number; grad: Float32Array }>({ op: 'grad', params: this.params, packed: live[i + 1] }) : null;
-      results.push(await local.run(this.params, live[i]));
-      if (remote) results.push(await remote);
-    }
-    const weights = live.map((p) => sum(p.weights));
-    const total = weights.reduce((a, b) => a + b, 0);
-    const acc = new Float64Array(P);
-    let loss = 0;
-    results.forEach((r, k) => {
-      const share = weights[k] / total;
-      loss += share * r.loss;
-      for (let i = 0; i < P; i++) acc[i] += share * r.grad[i];
-    });
-    this.adamw ??= createSession(buildAdamWGraph(this.config), { ...this.options, threads: 1 });
-    const out = await (await this.adamw).run({
-      params: new ort.Tensor('float32', this.params, [P]),
-      m: new ort.Tensor('float32', this.adamM, [P]),
-      v: new ort.Tensor('float32', this.adamV, [P]),
-      hyper: new ort.Tensor('float32', this.hyperVector(hyper, t), [8]),
-      grad_a: new ort.Tensor('float32', Float32Array.from(acc), [P]),
-      grad_b: new ort.Tensor('float32', new Float32Array(P), [P]),
-      shares: new ort.Tensor('float32', Float32Array.from([1, 0]), [2]),
-    });
-    const gradNorm = this.accept(loss, out, t);
-    return { loss, gradNorm, tokens: live.reduce((n, p) => n + p.count, 0), weightedTokens: live.reduce((n, p) => n + p.weighted, 0) };
+    const result = await this.combineAndUpdate(live, await this.gradients(live), hyper, false);
+    return { ...result, tokens: live.reduce((n, p) => n + p.count, 0), weightedTokens: live.reduce((n, p) => n + p.weighted, 0) };
   }
-
-  /** Gradient sessions for accumulation when there is no data-parallel pair (deterministic or 1 thread). */
-  private gradLocal: GradSessions | undefined;
 
   async close(): Promise<void> {
     const all = [...this.sessions.values()];
     this.sessions.clear();
     for (const s of all) await (await s).release();
     if (this.adamw) await (await this.adamw).release();
-    await this.local?.close();
-    if (this.gradLocal !== this.local) await this.gradLocal?.close();
-    await this.helper?.close({ op: 'close' });
+    await this.gradLocal?.close();
+    for (const h of this.helpers) await h.close({ op: 'close' });
   }
 }
