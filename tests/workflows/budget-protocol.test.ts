@@ -19,10 +19,18 @@ const SCRIPT: Script = { splitSizes: { weight: 100, harness: 8, test: 4 }, rewar
 async function run(id: string, overrides: Record<string, unknown>, script: Partial<Script> = {}) {
   const s = scriptedActivities({ ...SCRIPT, ...script });
   // Validation's smoke run costs no target-model rollout in the real proposer worker (the test double says 2).
-  const activities = { ...s.activities, validateHarness: async (input: Parameters<typeof s.activities.validateHarness>[0]) => ({ ...(await s.activities.validateHarness(input)), rollouts: 0 }) };
+  const activities = {
+    ...s.activities,
+    validateHarness: async (input: Parameters<typeof s.activities.validateHarness>[0]) => ({ ...(await s.activities.validateHarness(input)), rollouts: 0 }),
+    rolloutBatch: async (input: Parameters<typeof s.activities.rolloutBatch>[0]) => {
+      taskLimits.push(input.taskLimit);
+      return s.activities.rolloutBatch(input);
+    },
+  };
+  const taskLimits: (number | undefined)[] = [];
   const worker = await createTestWorker(env, id, activities);
   const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [testConfig(id, { harness: { candidatesPerRound: 2 }, ...overrides })] })) as RunSummary;
-  return { summary, spent: summary.ledger.training + summary.ledger.search, phases: summary.phases.map((p) => `${p.kind}:${p.startStep}-${p.endStep}:${p.proposalRounds}`) };
+  return { summary, calls: s.calls, taskLimits, spent: summary.ledger.training + summary.ledger.search, phases: summary.phases.map((p) => `${p.kind}:${p.startStep}-${p.endStep}:${p.proposalRounds}`) };
 }
 
 const FIXED = { method: 'whale-fixed', switching: { kind: 'fixed', weightEpochs: 0.3, harnessRounds: 3 } };
@@ -67,5 +75,16 @@ describe('protocol equal', () => {
     assert.equal(spent, 8 + 16);
     assert.equal(summary.budget?.unspentRollouts, 1000 - 24);
     assert.equal(summary.budget?.withinBudget, true);
+  });
+
+  it('weight.taskLimit: epochs, the test cadence and the sampler cursor count over the subset', async () => {
+    const { calls, taskLimits, phases } = await run('task-limit', {
+      method: 'weights-only', weight: { promptsPerStep: 10, samplesPerPrompt: 2, taskLimit: 30 }, budget: { totalWeightSteps: 7 },
+    });
+    // 30 prompts = 3 steps an epoch: the cursor wraps after step 3, D_test every epoch (steps 3 and 6), then final.
+    assert.deepEqual(phases, ['weight:0-7:0']);
+    assert.deepEqual(calls.filter((c) => c.activity === 'rolloutBatch').map((c) => c.detail.split(' cursor ')[1]), ['0:0', '0:10', '0:20', '1:0', '1:10', '1:20', '2:0']);
+    assert.deepEqual(calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail), ['initial', 'step-3', 'step-6', 'final']);
+    assert.deepEqual(taskLimits, Array(7).fill(30));
   });
 });
