@@ -6,6 +6,7 @@ import { endianness } from 'node:os';
 import type { ArtifactRef } from '../../store/artifact-ref';
 import type { ArtifactStore } from '../../store/artifact-store';
 import { ModelConfig, paramLayout } from '../config';
+import { WhaleError } from '../../common/errors';
 
 export interface Checkpoint {
   config: ModelConfig;
@@ -16,8 +17,10 @@ export interface Checkpoint {
   step: number;
 }
 
-export class CheckpointFormatError extends Error {
+/** Bytes that are not a WHALE checkpoint (truncated, foreign, wrong kind): the store verified their hash, so they were given as they are. */
+export class CheckpointFormatError extends WhaleError {
   override name = 'CheckpointFormatError';
+  readonly fault = 'user-input';
 }
 
 const MAGIC = 'WHALE-CKPT\n';

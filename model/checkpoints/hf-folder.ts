@@ -9,6 +9,7 @@ import { ModelConfig, paramLayout } from '../config';
 import { hfConfigJson, tokenizerConfigJson } from './transformers-js-export';
 import { decodeSafetensors, encodeSafetensors, type Tensor } from './safetensors';
 import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, VOCAB_SIZE, tokenizerJson } from '../tokenizer';
+import { WhaleError } from '../../common/errors';
 
 /** renderChatPrompt as a Jinja chat template: `<|role|>content<|end|>` per message, then `<|assistant|>`. */
 export const CHAT_TEMPLATE =
@@ -18,8 +19,10 @@ export const CHAT_TEMPLATE =
 
 const PREFIX = 'transformer.';
 
-export class HfFolderError extends Error {
+/** A folder given to `whale import` is not a model WHALE can load: the message names the file and the fix. */
+export class HfFolderError extends WhaleError {
   override name = 'HfFolderError';
+  readonly fault = 'user-input';
 }
 
 export function hfTransformersConfigJson(ck: Pick<Checkpoint, 'config'>): Record<string, unknown> {

@@ -1,14 +1,17 @@
 // The safetensors file format (the Hugging Face weight format): an 8-byte little-endian header length, a JSON
 // header naming each tensor's dtype, shape and byte range, then the raw little-endian data. Written with
 // sorted names and no timestamps, so equal tensors give equal bytes.
+import { WhaleError } from '../../common/errors';
 
 export interface Tensor {
   shape: number[];
   data: Float32Array;
 }
 
-export class SafetensorsError extends Error {
+/** A file given as safetensors is not one WHALE can read (too short, bad header, unsupported dtype). */
+export class SafetensorsError extends WhaleError {
   override name = 'SafetensorsError';
+  readonly fault = 'user-input';
 }
 
 /** Encodes float32 tensors (names sorted; header padded with spaces to 8 bytes, as the reference writer does). */
