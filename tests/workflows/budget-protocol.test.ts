@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createTestWorker, startTestServer, testConfig } from './env';
 import { scriptedActivities, type Script } from './scripted-activities';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from './env';
 import type { RunSummary } from '../../workflows/run-state';
 
 let env: TestWorkflowEnvironment;
@@ -22,6 +25,11 @@ async function run(id: string, overrides: Record<string, unknown>, script: Parti
   const activities = {
     ...s.activities,
     validateHarness: async (input: Parameters<typeof s.activities.validateHarness>[0]) => ({ ...(await s.activities.validateHarness(input)), rollouts: 0 }),
+    // The double scores a candidate on all of D_harness; the real activity on harness.taskLimit tasks.
+    evaluateHarness: async (input: Parameters<typeof s.activities.evaluateHarness>[0]) => {
+      const result = await s.activities.evaluateHarness(input);
+      return { ...result, rollouts: Math.min(result.rollouts, input.taskLimit ?? result.rollouts) * input.rolloutsPerTask };
+    },
     rolloutBatch: async (input: Parameters<typeof s.activities.rolloutBatch>[0]) => {
       taskLimits.push(input.taskLimit);
       return s.activities.rolloutBatch(input);
@@ -29,7 +37,8 @@ async function run(id: string, overrides: Record<string, unknown>, script: Parti
   };
   const taskLimits: (number | undefined)[] = [];
   const worker = await createTestWorker(env, id, activities);
-  const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [testConfig(id, { harness: { candidatesPerRound: 2 }, ...overrides })] })) as RunSummary;
+  const config = overrides.version === 1 ? { ...overrides, execution: { modelTaskQueue: id, proposerTaskQueue: id } } : testConfig(id, { harness: { candidatesPerRound: 2 }, ...overrides });
+  const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [config] })) as RunSummary;
   return { summary, calls: s.calls, taskLimits, spent: summary.ledger.training + summary.ledger.search, phases: summary.phases.map((p) => `${p.kind}:${p.startStep}-${p.endStep}:${p.proposalRounds}`) };
 }
 
@@ -86,5 +95,14 @@ describe('protocol equal', () => {
     assert.deepEqual(calls.filter((c) => c.activity === 'rolloutBatch').map((c) => c.detail.split(' cursor ')[1]), ['0:0', '0:10', '0:20', '1:0', '1:10', '1:20', '2:0']);
     assert.deepEqual(calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail), ['initial', 'step-3', 'step-6', 'final']);
     assert.deepEqual(taskLimits, Array(7).fill(30));
+  });
+
+  it('presets/compare-3-epochs.json runs the schedule docs/method.md states: W6 H W6 H W10, 15,360 rollouts', async () => {
+    const preset = JSON.parse(readFileSync(path.join(ROOT, 'presets', 'compare-3-epochs.json'), 'utf8')) as Record<string, unknown>;
+    const { summary, spent, phases } = await run('preset-equal', preset, { splitSizes: { weight: 2000, harness: 256, test: 500 } });
+    assert.deepEqual(phases, ['weight:0-6:0', 'harness:6-6:5', 'weight:6-12:0', 'harness:12-12:5', 'weight:12-22:0']);
+    assert.equal(spent, 15_360);
+    assert.deepEqual([summary.ledger.training, summary.ledger.search], [22 * 512, 2 * (128 + 5 * 384)]);
+    assert.match(summary.phases[4].rule, /^budget reached/);
   });
 });
