@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { loadTemporalConfig } from '../temporal.config';
 import { DEFAULT_BUDGET, DEFAULT_METHODS, DOMAINS, SIZES, parseMethod, runCompare, type CompareOptions } from '../bench/compare';
+import { printJson } from './options';
 
 /** The command line as a person would retype it (arguments with spaces or quotes are single-quoted). */
 export function commandLine(argv: readonly string[]): string {
@@ -29,7 +30,7 @@ export function parseSeeds(value: string): number[] {
   return [...new Set(seeds)];
 }
 
-interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; plan?: boolean }
+interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; plan?: boolean; json?: boolean }
 
 export function compareOptions(o: CompareCli): CompareOptions {
   const domains = list(o.domains);
@@ -63,11 +64,22 @@ export function registerBenchCommand(program: Command): void {
     .option('--parallel <k>', 'runs at a time (and model workers started)', '1')
     .option('--workers <mode>', 'auto: start workers for queues nobody polls | start | none', 'auto')
     .option('--plan', 'only list the runs and which are finished')
+    .option('--json', 'print one JSON document on stdout (the plan, counts, failures, files written and results); progress stays on stderr')
     .action(async (o: CompareCli) => {
       const opts = compareOptions(o);
       const outcome = await runCompare(opts, loadTemporalConfig(), commandLine(process.argv));
-      if (opts.plan) return;
       const c = outcome.counts;
+      if (o.json) {
+        const finished = new Set(outcome.results.map((r) => r.workflowId));
+        printJson({
+          out: outcome.out, plan: outcome.planned.map((p) => ({ workflowId: p.workflowId, domain: p.domain, method: p.method, seed: p.seed, finished: finished.has(p.workflowId) })),
+          finished: outcome.results.length, counts: c, failures: outcome.failures, written: outcome.written.map((f) => path.join(outcome.out, f)),
+          results: outcome.results.map(({ input: _input, curve: _curve, ...r }) => r),
+        });
+        if (outcome.failures.length) process.exitCode = 1;
+        return;
+      }
+      if (opts.plan) return;
       process.stdout.write(`bench compare: ${outcome.results.length} of ${outcome.planned.length} runs finished (this invocation: started ${c.started}, followed ${c.attached}, skipped ${c.skipped}, failed ${c.failed}); wrote ${outcome.written.map((f) => path.join(path.relative(process.cwd(), outcome.out) || '.', f)).join(', ')}\n`);
       if (outcome.failures.length) {
         process.stderr.write(`failed runs (rerun the command to start them again):\n${outcome.failures.map((f) => `  - ${f}`).join('\n')}\n`);
@@ -85,13 +97,16 @@ export function registerBenchCommand(program: Command): void {
     .option('--history <file>', 'an exported history (temporal workflow show --output json) of a finished sequential run, for the orchestration overhead')
     .option('--workflow-id <id>', 'or a finished run on the server, for the orchestration overhead')
     .option('--out <file>', 'also write the results as JSON here')
-    .action(async (o: { threads: string; steps: string; quick?: boolean; python: string; history?: string; workflowId?: string; out?: string }) => {
+    .option('--json', 'print the results as one JSON document on stdout; the readable report goes to stderr')
+    .action(async (o: { threads: string; steps: string; quick?: boolean; python: string; history?: string; workflowId?: string; out?: string; json?: boolean }) => {
       // Loaded on use (it loads onnxruntime-node); require, as `bin/whale.js` registers tsx for CommonJS only.
       const { runRuntimeBench } = require('../bench/runtime') as typeof import('../bench/runtime');
       const threads = Number(o.threads);
       const steps = Number(o.steps);
       if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number >= 1, got '${o.threads}'`);
       if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps must be a whole number >= 1, got '${o.steps}'`);
-      await runRuntimeBench({ threads, steps, quick: Boolean(o.quick), python: o.python, history: o.history, workflowId: o.workflowId, out: o.out, command: commandLine(process.argv) });
+      const options = { threads, steps, quick: Boolean(o.quick), python: o.python, history: o.history, workflowId: o.workflowId, out: o.out, command: commandLine(process.argv) };
+      if (o.json) printJson(await runRuntimeBench(options, (s) => process.stderr.write(s + '\n')));
+      else await runRuntimeBench(options);
     });
 }

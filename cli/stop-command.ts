@@ -11,6 +11,7 @@ import { stopRunSignal, type StopMode } from '../workflows/whale-run-messages';
 import { formatSummary } from './follow';
 import { parseDurationMs } from './gc-command';
 import type { RunSummary } from '../workflows/run-state';
+import { printJson } from './options';
 
 /** Sends the stop signal to a running run; throws a clear error when the run is not running. */
 export async function requestStop(client: Client, workflowId: string, mode: StopMode): Promise<{ runId: string }> {
@@ -52,11 +53,16 @@ export function registerStopCommand(program: Command): void {
     .option('--abandon-step', 'cancel the step in flight and end the run at once (no final evaluation)')
     .option('--wait', 'wait until the run has ended and print its summary')
     .option('--timeout <duration>', 'with --wait: give up waiting after this long (e.g. 10m); the stop request stays')
-    .action(async (workflowId: string, opts: { abandonStep?: boolean; wait?: boolean; timeout?: string }) => {
+    .option('--json', 'print one JSON document { workflowId, runId, mode, summary } (summary with --wait only; null without)')
+    .action(async (workflowId: string, opts: { abandonStep?: boolean; wait?: boolean; timeout?: string; json?: boolean }) => {
       const mode: StopMode = opts.abandonStep ? 'abandon-step' : 'finish-step';
       const timeoutMs = opts.timeout ? parseDurationMs(opts.timeout) : null;
       const client = await connectClient(loadTemporalConfig());
       const { runId } = await requestStop(client, workflowId, mode);
+      if (opts.json) {
+        printJson({ workflowId, runId, mode, summary: opts.wait ? await waitForStop(client, workflowId, timeoutMs) : null });
+        return;
+      }
       process.stdout.write(`stop (${mode}) sent to ${workflowId} (run ${runId}); ${mode === 'finish-step' ? 'it finishes the step in flight, closes the phase and runs the final test evaluation' : 'the step in flight is cancelled and the run ends'}\n`);
       if (!opts.wait) {
         process.stdout.write(`follow it with \`whale status ${workflowId}\`; audit it with \`whale audit ${workflowId}\`\n`);

@@ -5,6 +5,7 @@ import { loadTemporalConfig, type TemporalConfig } from '../temporal.config';
 import { connectWorker, retryConnecting, type ConnectWait } from './connection';
 import { createOrchestrationWorker, prepareWorkflowBundle } from './orchestration';
 import { metricsAddress, type MetricsAddress } from './metrics';
+import { missingAttributesWarning, searchAttributeStates } from './namespace';
 
 export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
@@ -44,7 +45,7 @@ export async function createWorker(kind: WorkerKind, config: TemporalConfig, wai
   const bundle = kind === 'orchestration' ? await prepareWorkflowBundle(process.env, wait?.log) : undefined;
   const connection = await connectWorker(config, wait);
   // The namespace may appear a moment after the server (a supervisor registering it): that is waited for too.
-  return retryConnecting(config, wait, async () => {
+  const created = await retryConnecting(config, wait, async () => {
     switch (kind) {
       case 'orchestration':
         return { worker: await createOrchestrationWorker(connection, config, undefined, { bundle, log: wait?.log }), close: async () => undefined };
@@ -60,6 +61,21 @@ export async function createWorker(kind: WorkerKind, config: TemporalConfig, wai
       }
     }
   });
+  if (wait) await checkSearchAttributes(connection, config.namespace, wait.log);
+  return created;
+}
+
+/**
+ * Says which of the project's search attributes the namespace lacks (runs would fail to upsert them), naming
+ * `whale namespace setup`; never fails the start-up (a key without operator rights cannot even list them).
+ */
+export async function checkSearchAttributes(connection: Parameters<typeof searchAttributeStates>[0], namespace: string, log: (line: string) => void): Promise<void> {
+  try {
+    const warning = missingAttributesWarning(await searchAttributeStates(connection, namespace), namespace);
+    if (warning) log(`[whale] warning: ${warning}`);
+  } catch (err) {
+    log(`[whale] note: could not list the search attributes of namespace '${namespace}' (${(err as Error).message.split('\n')[0]}); \`whale namespace setup\` checks and registers them`);
+  }
 }
 
 export async function runWorker(kind: WorkerKind, opts: { json?: boolean; connectTimeoutMs?: number; metricsAddress?: string } = {}): Promise<void> {

@@ -2,20 +2,21 @@
 // the workers this release implements, starts the demo run, follows it with a progress line, and stops what
 // it started. While the model worker's activities are not implemented, the run is shown waiting durably in
 // the model queue (what every run does during preemption) and the demo ends there.
-import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
+import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
 import { IMPLEMENTED_WORKER_KINDS } from '../workers/main';
-import { serverAnswers, startDevServer, stopChild } from './dev-server';
+import { ensureDevServer, startWorkers, stopProcesses } from './local-processes';
 import { describeRun, formatStatus } from './status';
 import { PROJECT_ROOT } from './paths';
 import { followRun, formatSummary, loadPreset } from './follow';
 import { buildTimeline, fetchHistories } from '../audit/timeline';
 import { explainPhases } from '../audit/explain';
 import { writeReport } from '../audit/report';
+import { startMetadata } from '../workflows/user-metadata';
 
 
 async function pollUntil<T>(fn: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
@@ -30,31 +31,19 @@ async function pollUntil<T>(fn: () => Promise<T | undefined>, timeoutMs: number,
 
 export async function runDemo(out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const config = loadTemporalConfig();
-  const started: ChildProcess[] = [];
-  let server: ChildProcess | null = null;
-  if (!serverAnswers(config)) {
-    out.write(`[demo] starting the Temporal dev server at ${config.address} (Web UI http://${config.devServer.ip}:${config.devServer.uiPort})\n`);
-    server = await startDevServer({ config, quiet: true });
-  } else {
-    out.write(`[demo] using the Temporal server already at ${config.address}\n`);
-  }
+  let started: ChildProcess[] = [];
+  const server = await ensureDevServer(config, (line) => out.write(`[demo] ${line}\n`));
   try {
-    const logDir = path.resolve(PROJECT_ROOT, '.data', 'logs');
-    mkdirSync(logDir, { recursive: true });
-    for (const kind of IMPLEMENTED_WORKER_KINDS) {
-      const log = openSync(path.join(logDir, `worker-${kind}.log`), 'a');
-      started.push(fork(path.join(PROJECT_ROOT, 'workers', 'main.ts'), [kind], { execArgv: ['--import', 'tsx'], stdio: ['ignore', log, log, 'ipc'] }));
-    }
+    started = startWorkers(IMPLEMENTED_WORKER_KINDS.map((kind) => ({ kind, count: 1 })), 'worker');
     out.write(`[demo] workers: ${IMPLEMENTED_WORKER_KINDS.join(', ')} (logs in .data/logs/)\n`);
     const client = await connectClient(config);
     const workflowId = `whale-demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     const demo = loadPreset('demo') as { name: string };
-    await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [demo] });
+    await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId, args: [demo], ...startMetadata(demo) });
     out.write(`[demo] started run ${workflowId}: ${demo.name}\n`);
     await follow(client, workflowId, out);
   } finally {
-    await Promise.all(started.map((c) => stopChild(c, 40_000)));
-    if (server) await stopChild(server, 15_000);
+    await stopProcesses(started, server);
   }
 }
 
@@ -77,4 +66,11 @@ async function follow(client: Client, workflowId: string, out: NodeJS.WritableSt
   out.write(`[demo] audit report: ${path.relative(process.cwd(), report)}/index.html (and summary.md)\n`);
   const gain = (summary.finalMeanAt8 ?? 0) - (summary.initialMeanAt8 ?? 0);
   out.write(`[demo] test mean@8: ${summary.initialMeanAt8?.toFixed(4)} (base weights, h0) -> ${summary.finalMeanAt8?.toFixed(4)} final, ${summary.bestMeanAt8?.toFixed(4)} best (${gain >= 0 ? '+' : ''}${(100 * gain).toFixed(1)} points)\n`);
+}
+
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description('run the main job on the embedded default (starts a dev server and workers if none run)')
+    .action(async () => runDemo());
 }

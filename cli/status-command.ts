@@ -1,0 +1,25 @@
+// `whale status <run>`: where a run stands and what it waits on, from the server alone (no worker needed);
+// the view itself is built in status.ts.
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { loadTemporalConfig } from '../temporal.config';
+import { connectClient } from '../workers/connection';
+import { describeRun, formatStatus, runDiskUse } from './status';
+import { PROJECT_ROOT } from './paths';
+import { printJson } from './options';
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('show where a run stands and what it waits on (works while no worker runs)')
+    .argument('<workflowId>')
+    .option('--json', 'print JSON')
+    .action(async (workflowId: string, opts: { json?: boolean }) => {
+      const config = loadTemporalConfig();
+      const client = await connectClient(config);
+      const view = await describeRun(client, workflowId);
+      view.disk = await runDiskUse(client, workflowId, path.resolve(PROJECT_ROOT, config.artifactDir));
+      if (opts.json) printJson(view);
+      else process.stdout.write(formatStatus(view) + '\n');
+    });
+}
