@@ -14,6 +14,7 @@ import { evaluateOnTest } from './test-eval';
 import { SKIP_UNSCORED_ROUNDS_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
 import { harnessBudgetStop, openEndedHarnessStage } from './budget-protocol';
+import { evaluateGridPoints } from './test-grid';
 
 const INCOMING = 'incoming';
 
@@ -104,6 +105,7 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
   if (state.config.method === 'harness-only' || (state.config.method === 'stagewise' && plan?.kind === 'harness')) {
     adoptAccepted(state, phase);
     await evaluateOnTest(state, acts, `round-${state.proposalRoundsDone}`, { countsForBest: true });
+    await evaluateGridPoints(state, acts);
   }
   stopRule ??= harnessBudgetStop(state, phase, plan);
   if (state.control.stop) stopRule = 'stopped on request';
@@ -157,6 +159,8 @@ function adoptAccepted(state: RunState, phase: HarnessPhase): void {
 }
 
 export async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts: Acts, rule: string): Promise<true> {
+  // Grid points this phase spanned are evaluated now, with the harness it started with (WHALE adopts at the end).
+  await evaluateGridPoints(state, acts);
   adoptAccepted(state, phase);
   const frontier = paretoFrontier(scores(phase)).map((c) => c.id);
   await acts.proposer.finalizeHarnessPhase({ runId: state.runId, archiveKey: phase.archiveKey, rows: phase.rows, accepted: phase.accepted, frontier }, activitySummary.finalizeHarnessPhase(phase.index, phase.accepted));

@@ -25,3 +25,6 @@ export const UPGRADE_AT_PHASE_BOUNDARY_PATCH = 'continue-as-new-onto-new-worker-
  * the exhausted-proposer stop. Only runs whose config names the protocol take these paths.
  */
 export const EQUAL_BUDGET_PATCH = 'equal-rollout-budget-protocol';
+
+/** test.everyRollouts: D_test evaluations at every multiple of that many training + search rollouts. */
+export const TEST_GRID_PATCH = 'test-eval-rollout-grid';

@@ -195,6 +195,8 @@ export const RunConfigV1 = z
         samplesPerTask: PositiveInt.describe('Samples per D_test task for mean@8 (unit: samples)').default(8),
         /** Limit D_test to its first N tasks (null: all). */
         taskLimit: PositiveInt.describe('Limit D_test to its first N tasks; null: all (unit: tasks)').nullable().default(null),
+        /** The comparison's grid: every method evaluated at the same rollout counts; null: no grid (as version-1 runs ran). */
+        everyRollouts: PositiveInt.describe('Also evaluate on D_test at every multiple of this many training + search rollouts, so methods compare at the same counts: after the weight step or harness-only round that reaches it; a grid point inside a harness phase is evaluated at the phase end with the harness it started with; the exact count is recorded beside the grid point; null: no grid (unit: rollouts)').nullable().default(null),
       })
       .describe('Periodic evaluation on D_test (mean@8)')
       .prefault({}),

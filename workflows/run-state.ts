@@ -90,6 +90,8 @@ export const TestEvalSchema = z.object({
   atRollouts: z.number().int(),
   meanAt8: z.number(),
   label: z.string(),
+  /** test.everyRollouts: the grid point this evaluation stands for (atRollouts is the exact count, >= it). Optional, so states carried before it parse. */
+  gridPoint: z.number().int().optional(),
 });
 
 export const RunStateSchema = z.object({
@@ -147,6 +149,8 @@ export interface RunSummary {
   phases: PhaseRecord[];
   stoppedEarly: boolean;
   continuedAsNew: number;
+  /** test.everyRollouts: the grid's evaluations (grid point, exact rollouts, mean@8); absent without a grid. */
+  gridEvaluations?: { gridPoint: number; atRollouts: number; atWeightStep: number; meanAt8: number }[];
   /** The comparison protocol and what the run spent of its budget (unspentRollouts: null without maxRollouts). */
   budget?: {
     protocol: 'none' | 'equal' | 'paper';

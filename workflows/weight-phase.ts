@@ -11,6 +11,7 @@ import { currentPairEvaluated, evaluateOnTest } from './test-eval';
 import { TEST_AT_ADAPTIVE_STOP_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
 import { harnessSwitchGate, weightBudgetSpent } from './budget-protocol';
+import { evaluateGridPoints } from './test-grid';
 
 export function startWeightPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
@@ -79,6 +80,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   if (testEvalDue(state.weightStepsDone, state.testEverySteps)) {
     await evaluateOnTest(state, acts, `step-${step}`, { countsForBest: true });
   }
+  await evaluateGridPoints(state, acts);
   if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached: ${state.weightStepsDone}/${config.budget.totalWeightSteps} weight steps, ${state.ledger.training + state.ledger.search} rollouts`);
   if (state.control.stop) return endWeightPhase(state, phase, 'stopped on request');
   if (switchRule && switchAffordable(state, phase, switchRule)) {

@@ -31,6 +31,7 @@ import { endWeightPhase, runWeightStep, startWeightPhase } from './weight-phase'
 import { endHarnessPhase, runHarnessRound, startHarnessPhase } from './harness-phase';
 import { evaluateOnTest } from './test-eval';
 import { budgetReport, harnessStageUnaffordable, weightBudgetSpent } from './budget-protocol';
+import { gridEvaluations } from './test-grid';
 import { STOP_ENDS_RUN_AFTER_PHASE_PATCH } from './patches';
 import { UPGRADE_AT_PHASE_BOUNDARY_PATCH } from './patches';
 import {
@@ -350,6 +351,6 @@ function summarise(state: RunState): RunSummary {
     initialMeanAt8: state.initialMeanAt8, bestMeanAt8: state.tests.best, finalMeanAt8: state.tests.final,
     ledger: state.ledger, finalCheckpoint: state.checkpoint, finalHarness: state.harness,
     finalHarnessName: state.harnessName, phases: state.phases, stoppedEarly: state.control.stop !== null,
-    continuedAsNew: state.continuedAsNew, budget: budgetReport(state),
+    continuedAsNew: state.continuedAsNew, budget: budgetReport(state), gridEvaluations: gridEvaluations(state),
   };
 }

@@ -1,9 +1,10 @@
 // The budget gates of protocol 'equal': worked examples at the comparison preset's sizes, edge cases at the
-// boundary (exactly enough, one short), the exhaustion streak and the refusal of inputs no rule can mean.
+// boundary (exactly enough, one short), the exhaustion streak, the evaluation grid and the refusal of inputs
+// no rule can mean.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DecisionInputError, harnessPhaseCosts, harnessPhaseGate, proposalRoundGate, proposerExhausted, restOfBudget,
+  DecisionInputError, gridPointsDue, harnessPhaseCosts, harnessPhaseGate, proposalRoundGate, proposerExhausted, restOfBudget,
   unproductiveRoundStreak, weightStepGate, type RoundRow,
 } from '../../workflows/decisions';
 
@@ -90,5 +91,33 @@ void describe('proposer exhaustion', () => {
     assert.throws(() => proposalRoundGate(Number.NaN, 1, 0), DecisionInputError);
     assert.throws(() => proposerExhausted(1, 0), DecisionInputError);
     assert.throws(() => restOfBudget(10, -1), DecisionInputError);
+  });
+});
+
+void describe('evaluation grid', () => {
+  test('the multiples of every that spent reached since the last grid point, in order', () => {
+    assert.deepEqual(gridPointsDue(0, 2560, 0), []);
+    assert.deepEqual(gridPointsDue(2559, 2560, 0), []);
+    assert.deepEqual(gridPointsDue(2560, 2560, 0), [2560]);
+    assert.deepEqual(gridPointsDue(7700, 2560, 2560), [5120, 7680]);
+    assert.deepEqual(gridPointsDue(7700, 2560, 7680), []);
+    assert.throws(() => gridPointsDue(10, 0, 0), DecisionInputError);
+  });
+
+  test('property: every grid point is visited exactly once, whatever the spending increments', async () => {
+    const fc = (await import('fast-check')).default;
+    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 30 }), fc.integer({ min: 1, max: 2000 }), (steps, every) => {
+      let spent = 0;
+      let last = 0;
+      const seen: number[] = [];
+      for (const d of steps) {
+        spent += d;
+        const due = gridPointsDue(spent, every, last);
+        for (const g of due) assert.ok(g <= spent && g > last && g % every === 0);
+        seen.push(...due);
+        if (due.length) last = due[due.length - 1];
+      }
+      assert.deepEqual(seen, Array.from({ length: Math.floor(spent / every) }, (_, i) => (i + 1) * every));
+    }));
   });
 });

@@ -103,3 +103,17 @@ export function proposerExhausted(streak: number, k: number): { exhausted: boole
   const exhausted = streak >= k;
   return { exhausted, rule: exhausted ? `proposer exhausted: ${streak} proposal rounds in a row scored no new harness (only duplicates, invalid candidates or none; limit ${k})` : `${streak} of ${k} unproductive rounds` };
 }
+
+/**
+ * The comparison's evaluation grid (test.everyRollouts): the multiples of `every` rollouts that `spent` has
+ * reached since the last grid point evaluated (`lastDone`, 0 before the first), in order. Several at once when
+ * one unit (a harness phase) spanned them; they are evaluated together at its end with the exact count recorded.
+ */
+export function gridPointsDue(spent: number, every: number, lastDone: number): number[] {
+  assertInteger(spent, 'spent rollouts', 0);
+  assertInteger(every, 'everyRollouts', 1);
+  assertInteger(lastDone, 'last grid point', 0);
+  const due: number[] = [];
+  for (let g = (Math.floor(lastDone / every) + 1) * every; g <= spent; g += every) due.push(g);
+  return due;
+}

@@ -1,0 +1,69 @@
+// The comparison's evaluation grid on a real dev server: D_test at every multiple of test.everyRollouts
+// training + search rollouts, a grid point inside a harness phase evaluated at the phase end with the harness
+// the phase started with, the exact count recorded; harness-only runs evaluate theirs after the round.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createTestWorker, startTestServer, testConfig } from './env';
+import { fakeRef, scriptedActivities, type Script } from './scripted-activities';
+import type { RunSummary } from '../../workflows/run-state';
+
+let env: TestWorkflowEnvironment;
+before(async () => (env = await startTestServer()));
+after(async () => env?.teardown());
+
+// 20 rollouts a step; D_harness 8 tasks: round 0 costs 8, a round of 2 candidates 16 (validation costs none).
+const SCRIPT: Script = {
+  splitSizes: { weight: 100, harness: 8, test: 4 }, rewards: [0.3], testScores: [0.2, 0.3, 0.4, 0.5, 0.6], lenient: true,
+  candidateScores: { 'harness-phase-1/r1-c1': { successRate: 0.9, meanTurns: 1 } },
+};
+
+async function run(id: string, overrides: Record<string, unknown>) {
+  const s = scriptedActivities(SCRIPT);
+  const harnessOf: Record<string, string> = {};
+  const activities = {
+    ...s.activities,
+    validateHarness: async (input: Parameters<typeof s.activities.validateHarness>[0]) => ({ ...(await s.activities.validateHarness(input)), rollouts: 0 }),
+    evaluateTest: async (input: Parameters<typeof s.activities.evaluateTest>[0]) => {
+      harnessOf[input.label] = input.harness.sha256;
+      return s.activities.evaluateTest(input);
+    },
+  };
+  const worker = await createTestWorker(env, id, activities);
+  const config = testConfig(id, { harness: { candidatesPerRound: 2 }, ...overrides });
+  const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [config] })) as RunSummary;
+  return { summary, harnessOf, tests: s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail) };
+}
+
+describe('evaluation grid (test.everyRollouts)', () => {
+  it('WHALE fixed: grid points after weight steps, and one inside a harness phase at its end with the incoming harness', async () => {
+    const { summary, harnessOf, tests } = await run('grid-fixed', {
+      method: 'whale-fixed', switching: { kind: 'fixed', weightEpochs: 0.3, harnessRounds: 3 },
+      budget: { protocol: 'equal', totalWeightSteps: 10, maxRollouts: 190 }, test: { everyEpochs: 1, samplesPerTask: 2, everyRollouts: 50 },
+    });
+    // Steps reach 60 (grid 50); the harness phase runs 60 -> 100 (grid 100, evaluated at its end under h0);
+    // the next weight phase reaches 160 (grid 150) and ends at 180.
+    assert.deepEqual(summary.gridEvaluations?.map((e) => [e.gridPoint, e.atRollouts, e.atWeightStep]), [[50, 60, 3], [100, 100, 3], [150, 160, 6]]);
+    // Grid 100 is the pair (step-3 weights, h0) that grid 50 already scored: recorded again, not evaluated again;
+    // the phase end is scored with the accepted harness.
+    assert.deepEqual(tests, ['initial', 'grid-50', 'harness-phase-1-end', 'grid-150', 'final']);
+    assert.deepEqual(summary.gridEvaluations?.map((e) => e.meanAt8), [0.3, 0.3, 0.5]);
+    assert.equal(harnessOf['grid-50'], fakeRef('harness', 'h0').sha256);
+    assert.notEqual(harnessOf['harness-phase-1-end'], harnessOf['grid-50']);
+    assert.equal(summary.finalMeanAt8, 0.6);
+  });
+
+  it('harness-only: each round\'s grid points are evaluated after it, several at once when a round spans them', async () => {
+    const { summary } = await run('grid-harness-only', {
+      method: 'harness-only', budget: { protocol: 'equal', totalWeightSteps: 0, maxRollouts: 60 }, test: { everyEpochs: 1, samplesPerTask: 2, everyRollouts: 10 },
+    });
+    // Round 0 (8), rounds at 24, 40, 56: grid points 10 and 20 at 24, 30 and 40 at 40, 50 at 56.
+    assert.deepEqual(summary.gridEvaluations?.map((e) => [e.gridPoint, e.atRollouts]), [[10, 24], [20, 24], [30, 40], [40, 40], [50, 56]]);
+  });
+
+  it('no grid without the field: no grid evaluations in the summary', async () => {
+    const { summary, tests } = await run('grid-none', { method: 'weights-only', budget: { totalWeightSteps: 2 } });
+    assert.equal(summary.gridEvaluations, undefined);
+    assert.deepEqual(tests, ['initial', 'final']);
+  });
+});
