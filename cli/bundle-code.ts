@@ -5,10 +5,12 @@ import { lstatSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { formatDomainRef } from '../domains/external';
 import { DOMAINS } from '../domains/registry';
+import { WhaleError } from '../common/errors';
 
 /** A user error about a bundle or a run to export: the message says what to fix. */
-export class AgentBundleError extends Error {
+export class AgentBundleError extends WhaleError {
   override name = 'AgentBundleError';
+  readonly fault = 'user-input';
 }
 
 /** A bundle names a built-in domain; its code comes from this project only, never from a path in the manifest. */

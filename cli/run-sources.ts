@@ -12,10 +12,12 @@ import { PROJECT_ROOT } from './paths';
 import { DomainModuleError, isDomainPath, resolveDomainArgument } from '../domains/external';
 import { AgentBundleError, bundleDomain, loadBundle, pickPair, readRunOutcome } from './agent-bundle';
 import { storeHfPointer } from './hf-command';
+import { WhaleError } from '../common/errors';
 
 /** A user error in the run's sources (domain folder, --from): printed without a stack. */
-export class RunSourceError extends Error {
+export class RunSourceError extends WhaleError {
   override name = 'RunSourceError';
+  readonly fault = 'user-input';
 }
 
 export interface RunSourceOptions {
