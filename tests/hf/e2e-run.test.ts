@@ -5,14 +5,15 @@
 // is the accepted trajectories' kept calls and the loss covers only their assistant tokens (recomputed here
 // from the dataset the trainer received); the model worker, SIGKILLed while the trainer runs, is replaced
 // and the run completes; `whale audit` explains every phase from the recorded decisions and names the
-// weights' folders; `whale status`, `whale gc` and `whale agent export` handle the pointer run.
+// weights' folders; `whale status`, `whale gc` and `whale agent export` handle the pointer run; and a second
+// run started from that agent bundle (`whale start --from <bundle>`) serves and trains the bundle's hf/ folder.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { startScaleCluster, activityResults, type ScaleCluster } from '../scale/cluster';
+import { startScaleCluster, activityResults, type ScaleCluster } from '../../testbed/scale-cluster';
 import { ROOT, freePort, waitFor } from '../workflows/env';
 import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { readCheckpointPointer } from '../../backends/checkpoint-pointer';
@@ -37,6 +38,8 @@ let dir: string;
 let serve: ChildProcess | undefined;
 let folder: string;
 let modelEnv: Record<string, string>;
+/** The hf/ folder of the first run's agent bundle (the second test starts a run from it). */
+let bundleHf: string | undefined;
 
 /** The model folder and the server on it; resolves with the server's port once it answers. */
 async function modelAndServer(): Promise<number> {
@@ -216,5 +219,38 @@ describe('a WHALE run on a Hugging Face model through transformers serve and the
     assert.equal(manifest.hf?.source, 'pointer');
     assert.ok(readFileSync(path.join(cluster.dir, 'bundle', 'hf', 'model.safetensors')).equals(readFileSync(path.join(folders[2], 'model.safetensors'))));
     assert.match(whale(['agent', 'run', 'bundle', 'parity/00', '--trust-bundle-code'], 2), /served model: its weights are the Hugging Face folder .*whale run <config> --from/s);
+    bundleHf = path.join(cluster.dir, 'bundle', 'hf');
+  });
+
+  it('starts a new run from that bundle (whale start --from <bundle>): a pointer to its hf/ folder, served and trained on', async (t) => {
+    assert.ok(bundleHf, 'the run before exported its bundle');
+    const started = Date.now();
+    // No domain and no base checkpoint: both come from the bundle (its domain/ copy needs --trust-bundle-code).
+    const child = {
+      version: 1, method: 'weights-only', seed: 6,
+      weight: { promptsPerStep: 2, samplesPerPrompt: 3, minibatchSize: 8, minibatchUnit: 'trajectories', learningRate: 1e-3, deterministic: true },
+      budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 1, taskLimit: 2 },
+      execution: { rollout: { heartbeatTimeout: '120s' }, fineTune: { heartbeatTimeout: '20s' }, evaluate: { heartbeatTimeout: '120s' } },
+    };
+    writeFileSync(path.join(cluster.dir, 'from-bundle.json'), JSON.stringify(child));
+    whale(['start', 'from-bundle.json', '--from', 'bundle', '--trust-bundle-code', '--id', 'hf-from-bundle']);
+    const summary = (await cluster.client.workflow.getHandle('hf-from-bundle').result()) as RunSummary;
+    t.diagnostic(`run from the bundle done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    assert.equal(summary.weightStepsDone, 1);
+
+    // Its one step trained the bundle's folder (served by path) into a new folder of the artifact store.
+    const store = new DirectoryArtifactStore(cluster.artifactDir);
+    const [step] = await activityResults<FineTuneStepResult>(cluster.client, 'hf-from-bundle', 'fineTuneStep');
+    assert.ok(step?.updated, `the step kept trajectories: ${JSON.stringify(step)}`);
+    const p = await readCheckpointPointer(store, step.checkpoint);
+    assert.equal(p?.parent, bundleHf, 'the step trained the bundle\'s hf/ folder');
+    assert.ok(p && p.model.startsWith(path.join(cluster.artifactDir, 'external-trainer')) && existsSync(path.join(p.model, 'model.safetensors')), `a new step folder: ${p?.model}`);
+    assert.equal((await readCheckpointPointer(store, summary.finalCheckpoint))?.model, p?.model);
+
+    // The audit records where the start weights came from: the bundle, exported from the first run.
+    whale(['audit', 'hf-from-bundle', '--out', 'audit-from-bundle']);
+    const md = readFileSync(path.join(cluster.dir, 'audit-from-bundle', 'summary.md'), 'utf8');
+    assert.match(md, /Lineage: branched from agent bundle `[^`]*bundle` .*exported from run `hf-e2e`/);
+    assert.ok(md.includes(`| start | `) && md.includes(`\`${bundleHf}\``), `the audit names the bundle's folder as the start weights:\n${md.slice(0, 3000)}`);
   });
 });
