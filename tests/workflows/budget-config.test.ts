@@ -17,8 +17,9 @@ function expand(input: Record<string, unknown>) {
 }
 
 describe('budget protocol config', () => {
-  it('a version-1 input without the fields expands to what it ran with: protocol none, no D_weight limit', () => {
+  it('a version-1 input without the fields expands to what it ran with: protocol none, no D_weight limit, no grid', () => {
     const c = expand({ method: 'whale-fixed' });
+    assert.equal(c.test.everyRollouts, null);
     assert.equal(c.budget.protocol, 'none');
     assert.equal(c.budget.exhaustedAfterRounds, 3);
     assert.equal(c.weight.taskLimit, null);
@@ -36,6 +37,7 @@ describe('budget protocol config', () => {
       if (!r.ok) continue; // malformed.json records a refused config on purpose
       assert.equal(r.config.budget.protocol, 'none', f);
       assert.equal(r.config.weight.taskLimit, null, f);
+      assert.equal(r.config.test.everyRollouts, null, f);
       seen += 1;
     }
     assert.ok(seen >= 5, `expected the configs of at least 5 recorded histories, read ${seen}`);
@@ -65,6 +67,8 @@ describe('budget protocol config', () => {
     // D_test every 0.5 epoch = 5 steps = 2,560 training rollouts.
     assert.equal(c.test.everyEpochs * spe * c.weight.promptsPerStep * c.weight.samplesPerPrompt, 2560);
     assert.deepEqual([c.harness.taskLimit, c.harness.candidatesPerRound, c.test.taskLimit, c.test.samplesPerTask], [128, 3, 128, 8]);
+    // The grid every method is compared on: every 2,560 training + search rollouts.
+    assert.equal(c.test.everyRollouts, 2560);
   });
 });
 

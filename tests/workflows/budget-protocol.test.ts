@@ -104,5 +104,8 @@ describe('protocol equal', () => {
     assert.equal(spent, 15_360);
     assert.deepEqual([summary.ledger.training, summary.ledger.search], [22 * 512, 2 * (128 + 5 * 384)]);
     assert.match(summary.phases[4].rule, /^budget reached/);
+    // The grid: 2,560 after step 5; 5,120 and 10,240 at the harness phases' ends; 7,680 after step 11; 12,800 after step 17; 15,360 last.
+    assert.deepEqual(summary.gridEvaluations?.map((e) => [e.gridPoint, e.atRollouts, e.atWeightStep]),
+      [[2560, 2560, 5], [5120, 5120, 6], [7680, 7680, 11], [10240, 10240, 12], [12800, 12800, 17], [15360, 15360, 22]]);
   });
 });
