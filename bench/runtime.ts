@@ -177,6 +177,8 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   const ratioToMatmul = train.gflops / train.matmulGflops;
   write(`trainer: median ${train.medianMs.toFixed(0)} ms/step = ${train.tokensPerSec.toFixed(0)} tok/s = ${train.gflops.toFixed(1)} GFLOP/s (best ${train.bestMs.toFixed(0)} ms = ${train.bestTokensPerSec.toFixed(0)} tok/s)`);
   write(`ORT MatMul on the block shapes (same threads, same process): ${train.matmulGflops.toFixed(1)} GFLOP/s -> ratio ${ratioToMatmul.toFixed(2)} (target >= 0.5)`);
+  const ph = train.phases;
+  write(`weight step breakdown (medians): packing ${ph.packMs.toFixed(1)} ms, forward + backward graphs ${ph.graphMs.toFixed(1)} ms, gradient combine + AdamW ${ph.optimizerMs.toFixed(1)} ms, worker transfer ${ph.transferMs.toFixed(1)} ms`);
   // Deterministic mode (weight.deterministic) at the same threads: the preset shape, and rows of 1024 tokens.
   const deterministic: RuntimeBenchReport['deterministic'] = [];
   for (const [rows, seqLen] of [[ROWS, SEQ], [4, 1024]] as const) {

@@ -26,7 +26,7 @@ export { modelConfig, ModelConfig, PRESETS, LENGTH_BUCKETS, countParams, paramLa
 export type { PresetName, ParamLayout, ParamSpec } from './config';
 export { initParams } from './checkpoints/init-params';
 export { Trainer, DEFAULT_HYPERPARAMS } from './training/trainer';
-export type { TrainBatch, StepHyperparams, StepResult, TrainerState } from './training/trainer';
+export type { TrainBatch, StepHyperparams, StepResult, StepPhases, TrainerState } from './training/trainer';
 export type { RuntimeOptions } from './runtime/ort-session';
 export { OrtSampler } from './sampling/sampler';
 export type { SamplerOptions, SamplerStats } from './sampling/sampler';

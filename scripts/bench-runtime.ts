@@ -11,7 +11,7 @@ import { sessionOptions } from '../model/runtime/ort-session';
 import { Xoshiro128 } from '../common/xoshiro';
 import { initParams } from '../model/checkpoints/init-params';
 import { OrtSampler } from '../model/sampling/sampler';
-import { Trainer } from '../model/training/trainer';
+import { Trainer, type StepPhases } from '../model/training/trainer';
 import type { GenerateRequest } from '../model/backend';
 
 export const FLOP_NOTE = 'FLOP/token (forward) = 2*(12*L*d^2 + d*V) + 4*L*T*d (matmuls incl. tied head, plus QK^T and PV over the full T x T); training = 3 x forward (attention recompute at T >= 512 not counted)';
@@ -46,7 +46,8 @@ export async function configMatmulGflops(preset: PresetName, threads: number): P
   return sum / shapes.length;
 }
 
-export interface TrainMeasure { medianMs: number; bestMs: number; tokensPerSec: number; bestTokensPerSec: number; gflops: number; bestGflops: number; matmulGflops: number; peakRssMiB: number; params: number }
+/** `phases`: the median of each phase of a timed step (see StepPhases in model/training/batch.ts), ms. */
+export interface TrainMeasure { medianMs: number; bestMs: number; tokensPerSec: number; bestTokensPerSec: number; gflops: number; bestGflops: number; matmulGflops: number; peakRssMiB: number; params: number; phases: StepPhases }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -60,17 +61,20 @@ async function trainChild(preset: PresetName, rows: number, seqLen: number, thre
   const lossWeights = tokens.map((t) => new Float32Array(t.length).fill(1));
   for (let i = 0; i < 2; i++) await trainer.step({ tokens, lossWeights });
   const times: number[] = [];
+  const phases: StepPhases[] = [];
   for (let i = 0; i < steps; i++) {
     const t0 = performance.now();
-    await trainer.step({ tokens, lossWeights });
+    const r = await trainer.step({ tokens, lossWeights });
     times.push(performance.now() - t0);
+    if (r.phases) phases.push(r.phases);
   }
+  const phase = (k: keyof StepPhases) => (phases.length ? median(phases.map((p) => p[k])) : 0);
   await trainer.close();
   const tok = rows * seqLen;
   const flops = 3 * forwardFlopsPerToken(c, seqLen) * tok;
   const med = median(times);
   const best = Math.min(...times);
-  return { medianMs: med, bestMs: best, tokensPerSec: (tok / med) * 1000, bestTokensPerSec: (tok / best) * 1000, gflops: flops / med / 1e6, bestGflops: flops / best / 1e6, matmulGflops: matmul, peakRssMiB: process.resourceUsage().maxRSS / 1024, params: countParams(c) };
+  return { medianMs: med, bestMs: best, tokensPerSec: (tok / med) * 1000, bestTokensPerSec: (tok / best) * 1000, gflops: flops / med / 1e6, bestGflops: flops / best / 1e6, matmulGflops: matmul, peakRssMiB: process.resourceUsage().maxRSS / 1024, params: countParams(c), phases: { packMs: phase('packMs'), graphMs: phase('graphMs'), optimizerMs: phase('optimizerMs'), transferMs: phase('transferMs') } };
 }
 
 /** One training measurement in a child process; `deterministic` runs the trainer's deterministic mode at `threads`. */

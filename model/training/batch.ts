@@ -34,7 +34,16 @@ export interface StepResult {
   tokens: number;
   /** Target positions with non-zero loss weight. */
   weightedTokens: number;
+  /** Where the step's time went, ms (for benchmarks; wall time, so it varies with machine load). */
+  phases?: StepPhases;
 }
+
+/**
+ * `pack`: validating and padding the rows (main thread); `graph`: the forward + backward graphs (with the
+ * fused optimizer in a one-graph step); `optimizer`: combining shares' gradients and the AdamW graph
+ * (data-parallel and accumulated steps only); `transfer`: the rest (worker messages, copies).
+ */
+export interface StepPhases { packMs: number; graphMs: number; optimizerMs: number; transferMs: number }
 
 
 /** Packed feeds for one batch: inputs, shifted targets and weights, padded to the length bucket. */

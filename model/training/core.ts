@@ -133,6 +133,7 @@ export class TrainerCore {
     const h = this.hyperVector(hyper, t);
     const P = this.params.length;
     const shape = [packed.rows, packed.seqLen];
+    const t0 = performance.now();
     const out = await session.run({
       params: new ort.Tensor('float32', this.params, [P]),
       m: new ort.Tensor('float32', this.adamM, [P]),
@@ -142,9 +143,10 @@ export class TrainerCore {
       targets: new ort.Tensor('int32', packed.targets, shape),
       weights: new ort.Tensor('float32', packed.weights, shape),
     });
+    const graphMs = performance.now() - t0;
     const loss = Number(out.loss.data[0]);
     const gradNorm = this.accept(loss, out, t);
-    return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted };
+    return { loss, gradNorm, tokens: packed.count, weightedTokens: packed.weighted, phases: { packMs: 0, graphMs, optimizerMs: 0, transferMs: 0 } };
   }
 
   /**
@@ -159,8 +161,11 @@ export class TrainerCore {
     let shares = bounds.slice(0, -1).map((from, i) => sliceRows(packed, from, bounds[i + 1]));
     // A padding row (weight 0) adds exactly zero to the float64 sum: skipping it changes no bit.
     if (perRow && shares.some((p) => sum(p.weights) > 0)) shares = shares.filter((p) => sum(p.weights) > 0);
-    const result = await this.combineAndUpdate(shares, await this.gradients(shares), hyper, !perRow);
-    return { ...result, tokens: packed.count, weightedTokens: packed.weighted };
+    const t0 = performance.now();
+    const grads = await this.gradients(shares);
+    const t1 = performance.now();
+    const result = await this.combineAndUpdate(shares, grads, hyper, !perRow);
+    return { ...result, tokens: packed.count, weightedTokens: packed.weighted, phases: { packMs: 0, graphMs: t1 - t0, optimizerMs: performance.now() - t1, transferMs: 0 } };
   }
 
   /**
@@ -233,8 +238,12 @@ export class TrainerCore {
     const live = packs.filter((p) => sum(p.weights) > 0);
     if (live.length === 0) throw new Error('a training step needs at least one micro-batch with a non-zero loss weight');
     if (live.length === 1) return this.step(live[0], hyper);
-    const result = await this.combineAndUpdate(live, await this.gradients(live), hyper, false);
-    return { ...result, tokens: live.reduce((n, p) => n + p.count, 0), weightedTokens: live.reduce((n, p) => n + p.weighted, 0) };
+    const t0 = performance.now();
+    const grads = await this.gradients(live);
+    const t1 = performance.now();
+    const result = await this.combineAndUpdate(live, grads, hyper, false);
+    const phases = { packMs: 0, graphMs: t1 - t0, optimizerMs: performance.now() - t1, transferMs: 0 };
+    return { ...result, tokens: live.reduce((n, p) => n + p.count, 0), weightedTokens: live.reduce((n, p) => n + p.weighted, 0), phases };
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,13 @@ import { WorkerClient } from '../runtime/worker-client';
 import type { TrainerRequest } from './protocol';
 
 export { packBatch, bucketRows } from './batch';
-export type { TrainBatch, StepHyperparams, StepResult, PackedBatch } from './batch';
+export type { TrainBatch, StepHyperparams, StepResult, StepPhases, PackedBatch } from './batch';
+
+/** Adds the main thread's packing time and the worker round trip not spent in graphs to a step's phases. */
+function withPhases(r: StepResult, packMs: number, requestMs: number): StepResult {
+  const p = r.phases ?? { packMs: 0, graphMs: 0, optimizerMs: 0, transferMs: 0 };
+  return { ...r, phases: { ...p, packMs, transferMs: Math.max(0, requestMs - p.graphMs - p.optimizerMs) } };
+}
 
 export const DEFAULT_HYPERPARAMS: StepHyperparams = { lr: 1e-3, weightDecay: 0.1, clipNorm: 1, beta1: 0.9, beta2: 0.95, eps: 1e-8 };
 
@@ -64,10 +70,12 @@ export class Trainer {
 
   /** One AdamW step on a batch; throws (keeping the old weights) on a malformed batch or a non-finite loss. */
   async step(batch: TrainBatch, hyper: StepHyperparams = DEFAULT_HYPERPARAMS): Promise<StepResult> {
+    const t0 = performance.now();
     const packed = packBatch(this.config, batch);
+    const t1 = performance.now();
     const result = await this.client.request<StepResult>({ op: 'step', packed, hyper });
     this.stepCount++;
-    return result;
+    return withPhases(result, t1 - t0, performance.now() - t1);
   }
 
   /**
@@ -76,10 +84,12 @@ export class Trainer {
    */
   async accumulateStep(batches: readonly TrainBatch[], hyper: StepHyperparams = DEFAULT_HYPERPARAMS): Promise<StepResult> {
     if (batches.length === 0) throw new Error('accumulateStep needs at least one micro-batch');
+    const t0 = performance.now();
     const packs = batches.map((b) => packBatch(this.config, b));
+    const t1 = performance.now();
     const result = await this.client.request<StepResult>({ op: 'accumulate', packs, hyper });
     this.stepCount++;
-    return result;
+    return withPhases(result, t1 - t0, performance.now() - t1);
   }
 
   async close(): Promise<void> {

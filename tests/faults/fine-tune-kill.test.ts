@@ -1,7 +1,8 @@
 // Preemption during a fine-tune step, with real processes: the model worker is SIGKILLed while a step is
 // in flight (after at least one partial checkpoint was heartbeated), a new one is started, and the run
-// completes; the step resumes from its heartbeat, and in deterministic mode the final checkpoint hash equals
-// an uninterrupted run's with the same seed.
+// completes; the step resumes from its heartbeat, and in deterministic mode at 2 trainer threads (rows split
+// across them) the checkpoint hash equals an uninterrupted run's with the same seed, step by step. Rows of
+// 512+ tokens under a kill: tests/model/deterministic-threads.test.ts.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFaultCluster, activityResults, largestPayload, type FaultCluster } from '../../testbed/fault-cluster';
@@ -11,7 +12,7 @@ import type { RunSummary } from '../../workflows/run-state';
 import type { FineTuneStepResult } from '../../activities/types';
 
 let cluster: FaultCluster;
-const WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_MODEL_THREADS: '1' };
+const WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_MODEL_THREADS: '2' };
 
 before(async () => {
   cluster = await startFaultCluster();
