@@ -1,12 +1,14 @@
 // The comparison's evaluation grid on a real dev server: D_test at every multiple of test.everyRollouts
 // training + search rollouts, a grid point inside a harness phase evaluated at the phase end with the harness
 // the phase started with, the exact count recorded; harness-only runs evaluate theirs after the round.
+// WHALE_RECORD_HISTORIES=1 records the WHALE run as tests/histories/v1/equal-budget-grid.json.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createTestWorker, startTestServer, testConfig } from './env';
 import { fakeRef, scriptedActivities, type Script } from './scripted-activities';
 import type { RunSummary } from '../../workflows/run-state';
+import { maybeRecordHistory } from './record';
 
 let env: TestWorkflowEnvironment;
 before(async () => (env = await startTestServer()));
@@ -32,6 +34,8 @@ async function run(id: string, overrides: Record<string, unknown>) {
   const worker = await createTestWorker(env, id, activities);
   const config = testConfig(id, { harness: { candidatesPerRound: 2 }, ...overrides });
   const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [config] })) as RunSummary;
+  // The WHALE run takes both patched paths (protocol equal, the grid): its history guards them in tests/replay.
+  if (id === 'grid-fixed') await maybeRecordHistory(env.client, id, 'equal-budget-grid');
   return { summary, harnessOf, tests: s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail) };
 }
 
