@@ -114,6 +114,18 @@ describe('whale bench compare', () => {
     assert.deepEqual(results.invocations.map((i) => i.command.slice(0, 20)), ['whale bench compare ', 'whale bench compare ']);
     assert.ok(results.invocations.every((i) => i.finishedAt !== null));
     assert.equal(results.runs.length, 2);
+
+    // The same through the CLI with --json: one JSON document on stdout, the [bench] lines on stderr.
+    const j = await whale([...ARGS, '--out', out, '--json']);
+    assert.equal(j.code, 0, j.stderr);
+    const doc = JSON.parse(j.stdout) as { out: string; plan: { workflowId: string; finished: boolean }[]; finished: number; counts: Record<string, number>; failures: string[]; written: string[]; results: { workflowId: string; bestMeanAt8: number | null }[] };
+    assert.deepEqual(doc.plan.map((p) => [p.workflowId, p.finished]), planned.map((p) => [p.workflowId, true]));
+    assert.deepEqual(doc.counts, { skipped: 2, started: 0, attached: 0, failed: 0 });
+    assert.deepEqual(doc.failures, []);
+    assert.ok(doc.written.some((f) => f === path.join(out, 'results.json')) && doc.written.every((f) => existsSync(f)), doc.written.join(', '));
+    const runs = (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { runs: RunResult[] }).runs;
+    assert.deepEqual(doc.results.map((r) => [r.workflowId, r.bestMeanAt8]), runs.map((r) => [r.workflowId, r.bestMeanAt8]));
+    assert.match(j.stderr, /\[bench\] skip {2}bench-math-weights-only/);
   });
 
   it('rejects a bad method, seeds or sizes with the accepted forms', () => {
