@@ -19,9 +19,9 @@ esac
 mapfile -t files < <(find tests -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
 
-# Serial group: the sandbox's wall-time and memory limits and the model's "timers keep firing" checks measure
-# time, so they run alone, with the machine to themselves.
-SERIAL_PREFIXES=(tests/sandbox/ tests/model/)
+# Serial group: the sandbox's wall-time and memory limits, the model's "timers keep firing" checks and 2-thread
+# training, and a worker's stop time after SIGTERM measure time or use both cores, so they run alone.
+SERIAL_PREFIXES=(tests/sandbox/ tests/model/ tests/faults/graceful-shutdown.test.ts)
 # Concurrent group, started longest first so that no long file starts last (wall seconds on a quiet 2-core
 # machine, run alone; files not named here follow in path order). Every file of this group has its own
 # dev server or none, its own free ports, temp folders and workflow ids, so files do not meet.
@@ -29,7 +29,7 @@ LONGEST_FIRST=(
   tests/docs/doc-commands.test.ts tests/faults/server-loss.test.ts tests/product/gc.test.ts
   tests/faults/soak-reduced.test.ts tests/hf/e2e-run.test.ts tests/product/concurrent-runs.test.ts
   tests/scale/multi-worker.test.ts tests/cli/bad-input.test.ts tests/faults/fine-tune-kill.test.ts
-  tests/product/agent-bundle.test.ts tests/faults/graceful-shutdown.test.ts tests/scale/served-run.test.ts
+  tests/product/agent-bundle.test.ts tests/scale/served-run.test.ts
   tests/track/mlflow.test.ts tests/cli/worker-command.test.ts tests/product/external-domain.test.ts
   tests/hf/trainer.test.ts tests/cli/exit-codes.test.ts tests/hf/transformers-serve.test.ts
   tests/bench/compare.test.ts tests/product/agent-bundle-trust.test.ts tests/scale/serve-hostile.test.ts
