@@ -55,6 +55,19 @@ describe('protocol equal', () => {
     assert.match(summary.phases[2].rule, /^budget reached/);
   });
 
+  it('WHALE adaptive: a patience switch the rest cannot pay for is refused and the weight phase goes on', async () => {
+    const { summary, spent, phases } = await run('equal-adaptive', {
+      method: 'whale-adaptive',
+      switching: { kind: 'patience', windowEpochs: 0.1, burnInEpochs: 0.1, patienceEpochs: 0.1, harnessMinProposalRounds: 1, harnessPatienceRounds: 1, harnessMaxProposalRounds: 2 },
+      budget: { protocol: 'equal', totalWeightSteps: 10, maxRollouts: 150 },
+    });
+    // Patience fires at step 2 (40 spent); the phase at its cap needs 8 + 2 x 16 + 20 = 60 of 110: it runs to 80.
+    // In the next weight phase patience fires at step 4 (120) with 30 left: refused; step 5 (140) spends the rest.
+    assert.deepEqual(phases, ['weight:0-2:0', 'harness:2-2:2', 'weight:2-5:0']);
+    assert.equal(spent, 140);
+    assert.match(summary.phases[2].rule, /^budget reached/);
+  });
+
   it('the same run without the protocol overshoots the budget (what the protocol fixes)', async () => {
     const { summary, spent, phases } = await run('none-fixed', { ...FIXED, budget: { totalWeightSteps: 10, maxRollouts: 190 } });
     // The second harness phase starts at 160 and ends at 200; the last weight phase ends before its first step.
@@ -72,6 +85,15 @@ describe('protocol equal', () => {
     assert.equal(spent, 96);
     assert.equal(summary.budget?.unspentRollouts, 4);
     assert.match(summary.phases[1].rule, /^budget: rest 4 < next proposal round at cap 16 \+ reserve 0$/);
+  });
+
+  it('stagewise harness-first: each round leaves a weight step, then the weight stage spends the rest', async () => {
+    const { summary, spent, phases } = await run('equal-harness-first', { method: 'stagewise', stagewiseOrder: 'harness-first', budget: { protocol: 'equal', totalWeightSteps: 10, maxRollouts: 100, harnessOnlyProposalRounds: 10 } });
+    // Round 0 (8), rounds of 16 while 16 + 20 remain: 24, 40, 56, 72; then one weight step (92): 8 left.
+    assert.deepEqual(phases, ['harness:0-0:4', 'weight:0-1:0']);
+    assert.equal(spent, 92);
+    assert.match(summary.phases[0].rule, /^budget: rest 28 < next proposal round at cap 16 \+ reserve 20$/);
+    assert.equal(summary.budget?.unspentRollouts, 8);
   });
 
   it('harness-only: an exhausted proposer ends the run early and the unspent budget is reported', async () => {
