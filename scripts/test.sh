@@ -19,9 +19,10 @@ esac
 mapfile -t files < <(find tests -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
 
-# Serial group: the sandbox's wall-time and memory limits, the model's "timers keep firing" checks and 2-thread
-# training, and a worker's stop time after SIGTERM measure time or use both cores, so they run alone.
-SERIAL_PREFIXES=(tests/sandbox/ tests/model/ tests/faults/graceful-shutdown.test.ts)
+# Serial group: the sandbox's wall-time, CPU-time and memory limits and a worker's stop time after SIGTERM
+# are asserted in seconds, so these run alone. (The model tests' "timers keep firing" checks ask for 5 ticks
+# and their kills wait for a step to begin: they hold under load and run in the concurrent group.)
+SERIAL_PREFIXES=(tests/sandbox/ tests/faults/graceful-shutdown.test.ts)
 # Concurrent group, started longest first so that no long file starts last (wall seconds on a quiet 2-core
 # machine, run alone; files not named here follow in path order). Every file of this group has its own
 # dev server or none, its own free ports, temp folders and workflow ids, so files do not meet.
@@ -33,6 +34,7 @@ LONGEST_FIRST=(
   tests/track/mlflow.test.ts tests/cli/worker-command.test.ts tests/product/external-domain.test.ts
   tests/hf/trainer.test.ts tests/cli/exit-codes.test.ts tests/hf/transformers-serve.test.ts
   tests/bench/compare.test.ts tests/product/agent-bundle-trust.test.ts tests/scale/serve-hostile.test.ts
+  tests/model/deterministic-threads.test.ts tests/model/gradients.test.ts
 )
 CONCURRENCY="${WHALE_TEST_CONCURRENCY:-3}"
 
