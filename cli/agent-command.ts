@@ -9,15 +9,11 @@ import { DirectoryArtifactStore } from '../store/artifact-store';
 import { PROJECT_ROOT } from './paths';
 import { AgentBundleError, exportBundle, formatTranscript, loadBundle, runBundleTask } from './agent-bundle';
 import { DomainModuleError } from '../domains/external';
-
-/** A usage error of the agent commands: printed without a stack, exit code 2. */
-class AgentCommandError extends Error {
-  override name = 'UsageError';
-}
+import { UsageError } from './options';
 
 function intOption(name: string, value: string | undefined, min: number, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < min) throw new AgentCommandError(`--${name} must be an integer >= ${min}; got '${value}'`);
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be an integer >= ${min}; got '${value}'`);
   return Number(value);
 }
 
@@ -43,7 +39,7 @@ export function registerAgentCommand(program: Command): void {
     .option('--out <dir>', 'bundle folder, which must not exist (default: bundles/<run>-<which>)')
     .option('--which <final|best>', 'the final checkpoint and harness, or the pair with the best D_test mean@8', 'final')
     .action(async (runId: string, opts: { out?: string; which: string }) => {
-      if (opts.which !== 'final' && opts.which !== 'best') throw new AgentCommandError(`--which must be final or best; got '${opts.which}'`);
+      if (opts.which !== 'final' && opts.which !== 'best') throw new UsageError(`--which must be final or best; got '${opts.which}'`);
       const which = opts.which;
       const out = path.resolve(opts.out ?? path.join('bundles', `${runId}-${which}`));
       const config = loadTemporalConfig();

@@ -5,10 +5,12 @@ import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
+import { WhaleError } from '../common/errors';
 
 /** A user error: printed without a stack, exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends WhaleError {
   override name = 'UsageError';
+  readonly fault = 'user-input';
 }
 
 /** Runs `fn`, turning any error it throws into a UsageError (for checks that throw plain errors on bad input). */

@@ -47,6 +47,8 @@ describe('CLI exit codes', { concurrency: 4 }, () => {
     [[], /Usage: whale/],
     // The project's own usage errors, as before.
     [['worker', '--queue', 'gpu'], /--queue must be one of/],
+    // The agent commands' usage errors are UsageErrors too (they exited 1 while they had a class of their own).
+    [['agent', 'export', 'some-run', '--which', 'latest'], /--which must be final or best; got 'latest'/],
   ];
   for (const [args, message] of usage) {
     it(`exits 2 for a usage error: whale ${args.join(' ') || '(no command)'}`, async () => {
