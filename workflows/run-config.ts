@@ -147,7 +147,7 @@ export const RunConfigV1 = z
         weightDecay: z.number().min(0).describe('AdamW weight decay').default(0),
         clipNorm: z.number().positive().describe('Gradient clipping: global L2 norm').default(1.0),
         /** Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes. */
-        deterministic: z.boolean().describe('Single-threaded numerics and fixed batch composition: equal seeds give equal checkpoint hashes').default(false),
+        deterministic: z.boolean().describe('Fixed batch composition and a fixed gradient reduction order (each share of rows on a 1-thread session, shares combined in a fixed order across the model worker\'s threads): equal seeds and thread counts give equal checkpoint hashes').default(false),
         /** A D_weight subset chosen by the run seed, so the paper's schedules in epochs fit a short run. */
         taskLimit: PositiveInt.describe('Train on a subset of N D_weight prompts chosen by the run seed (the same N prompts for the whole run; epochs, E, W, B, P and the test cadence count over the subset); null: all of D_weight (unit: prompts)').nullable().default(null),
       })
