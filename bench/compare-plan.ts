@@ -8,7 +8,7 @@ export const DOMAINS = ['math', 'search-qa', 'chess'] as const;
 
 /** Method tokens: the plain methods, and `whale-fixed:E:I` for WHALE fixed at (E epochs, I rounds). */
 export const DEFAULT_METHODS = ['weights-only', 'harness-only', 'stagewise', 'prompt-only', 'whale-fixed:0.1:3', 'whale-fixed:0.2:5', 'whale-adaptive'] as const;
-const PLAIN_METHODS = ['weights-only', 'harness-only', 'stagewise', 'prompt-only', 'whale-adaptive'] as const;
+const PLAIN_METHODS = ['weights-only', 'harness-only', 'stagewise', 'stagewise-harness-first', 'prompt-only', 'whale-adaptive'] as const;
 
 /** Run sizes: `default` for the committed comparison, `tiny` to prove the machinery in seconds. */
 export interface BenchSizes {
@@ -31,9 +31,20 @@ export interface BenchSizes {
   harnessMinProposalRounds: number;
   harnessPatienceRounds: number;
   harnessMaxProposalRounds: number;
+  /**
+   * Comparison protocol of every run (docs/method.md, "Comparison protocols"); absent: none, the runs the committed
+   * comparison made (their configs and workflow ids stay as they were).
+   */
+  protocol?: 'equal';
+  /** weight.minibatchUnit trajectories (the paper's unit, as the presets); absent: the version-1 default, calls. */
+  minibatchUnit?: 'trajectories';
+  /** weight.taskLimit: a seeded D_weight subset, so epochs fit the budget; absent: all of D_weight. */
+  weightTaskLimit?: number;
+  /** test.everyRollouts: the evaluation grid; absent: no grid. */
+  testEveryRollouts?: number;
 }
 
-export const SIZES: Record<'default' | 'tiny', BenchSizes> = {
+export const SIZES: Record<'default' | 'tiny' | 'three-epochs', BenchSizes> = {
   default: {
     promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64, learningRate: 1e-4, harnessTasks: 128, candidatesPerRound: 3,
     testTasks: 128, testSamplesPerTask: 8, testEveryEpochs: 0.1, promptOnlyEpochs: 0.1, promptOnlyRounds: 3,
@@ -43,6 +54,14 @@ export const SIZES: Record<'default' | 'tiny', BenchSizes> = {
     promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8, learningRate: 1e-4, harnessTasks: 4, candidatesPerRound: 1,
     testTasks: 4, testSamplesPerTask: 2, testEveryEpochs: 0.001, promptOnlyEpochs: 0.001, promptOnlyRounds: 2,
     patienceEpochs: 0.001, harnessMinProposalRounds: 1, harnessPatienceRounds: 1, harnessMaxProposalRounds: 2,
+  },
+  // presets/compare-3-epochs.json's sizes, with --budget 15360 (3 epochs of a 640-prompt D_weight) and the
+  // paper's schedules: prompt-only at (0.6, 6), WHALE adaptive at W = B = P = 0.2 epoch and 5 / 2 / 15 rounds.
+  'three-epochs': {
+    promptsPerStep: 64, samplesPerPrompt: 8, minibatchSize: 64, learningRate: 1e-4, harnessTasks: 128, candidatesPerRound: 3,
+    testTasks: 128, testSamplesPerTask: 8, testEveryEpochs: 0.5, promptOnlyEpochs: 0.6, promptOnlyRounds: 6,
+    patienceEpochs: 0.2, harnessMinProposalRounds: 5, harnessPatienceRounds: 2, harnessMaxProposalRounds: 15,
+    protocol: 'equal', minibatchUnit: 'trajectories', weightTaskLimit: 640, testEveryRollouts: 2560,
   },
 };
 export const DEFAULT_BUDGET = 6144;
@@ -71,11 +90,20 @@ export interface PlannedRun {
 }
 
 /** Parses a method token; throws a message naming the accepted forms. */
-export function parseMethod(token: string): { method: string; epochs?: number; rounds?: number } {
+export function parseMethod(token: string): { method: string; epochs?: number; rounds?: number; paper?: true } {
+  // paper:<token>: the paper's protocol (weight steps budgeted, harness rollouts on top) for a method that trains weights.
+  const paper = /^paper:(.+)$/.exec(token);
+  if (paper) {
+    const inner = parseMethod(paper[1]);
+    if (inner.paper || !['weights-only', 'whale-fixed', 'whale-adaptive'].includes(inner.method)) {
+      throw new Error(`unknown method '${token}': paper: takes weights-only, whale-adaptive or whale-fixed:E:I (the paper's protocol budgets weight steps)`);
+    }
+    return { ...inner, paper: true };
+  }
   if ((PLAIN_METHODS as readonly string[]).includes(token)) return { method: token };
   const m = /^whale-fixed:(\d+(?:\.\d+)?):(\d+)$/.exec(token);
   if (m && Number(m[1]) > 0 && Number(m[2]) >= 1) return { method: 'whale-fixed', epochs: Number(m[1]), rounds: Number(m[2]) };
-  throw new Error(`unknown method '${token}': use ${PLAIN_METHODS.join(', ')}, or whale-fixed:E:I (E epochs per weight phase > 0, I rounds per harness phase >= 1, e.g. whale-fixed:0.1:3)`);
+  throw new Error(`unknown method '${token}': use ${PLAIN_METHODS.join(', ')}, or whale-fixed:E:I (E epochs per weight phase > 0, I rounds per harness phase >= 1, e.g. whale-fixed:0.1:3), or paper:<one of weights-only, whale-adaptive, whale-fixed:E:I>`);
 }
 
 /**
@@ -85,7 +113,7 @@ export function parseMethod(token: string): { method: string; epochs?: number; r
  * weight phase that reaches it); harness-only and stagewise get the number of steps / rounds that fits.
  */
 export function benchRunConfig(token: string, domain: string, seed: number, budget: number, s: BenchSizes): Record<string, unknown> {
-  const { method, epochs, rounds } = parseMethod(token);
+  const { method, epochs, rounds, paper } = parseMethod(token);
   const stepCost = s.promptsPerStep * s.samplesPerPrompt;
   const roundCost = s.harnessTasks * s.candidatesPerRound;
   const roundsFor = (rollouts: number) => Math.max(1, Math.floor((rollouts - s.harnessTasks) / roundCost));
@@ -93,11 +121,37 @@ export function benchRunConfig(token: string, domain: string, seed: number, budg
     version: 1,
     name: `bench compare: ${token} on ${domain}, seed ${seed}, budget ${budget} rollouts`,
     domain, seed,
-    weight: { promptsPerStep: s.promptsPerStep, samplesPerPrompt: s.samplesPerPrompt, minibatchSize: s.minibatchSize, learningRate: s.learningRate },
+    weight: {
+      promptsPerStep: s.promptsPerStep, samplesPerPrompt: s.samplesPerPrompt, minibatchSize: s.minibatchSize, learningRate: s.learningRate,
+      ...(s.minibatchUnit !== undefined ? { minibatchUnit: s.minibatchUnit } : {}),
+      ...(s.weightTaskLimit !== undefined ? { taskLimit: s.weightTaskLimit } : {}),
+    },
     harness: { candidatesPerRound: s.candidatesPerRound, taskLimit: s.harnessTasks },
-    test: { everyEpochs: s.testEveryEpochs, samplesPerTask: s.testSamplesPerTask, taskLimit: s.testTasks },
+    test: { everyEpochs: s.testEveryEpochs, samplesPerTask: s.testSamplesPerTask, taskLimit: s.testTasks, ...(s.testEveryRollouts !== undefined ? { everyRollouts: s.testEveryRollouts } : {}) },
   };
   const allSteps = Math.max(1, Math.ceil(budget / stepCost));
+  // Protocol paper: the same weight steps as weights-only at this budget, harness rollouts on top (no maxRollouts).
+  if (paper) {
+    const config = benchRunConfig(token.slice('paper:'.length), domain, seed, budget, { ...s, protocol: undefined }) as { budget: Record<string, unknown> };
+    return { ...config, name: base.name, budget: { protocol: 'paper', totalWeightSteps: allSteps } };
+  }
+  // Protocol equal: every method spends at most `budget`; harness-only and a last harness stage propose until it is spent.
+  if (s.protocol === 'equal') {
+    const equal = { protocol: 'equal', maxRollouts: budget };
+    const half = Math.max(1, Math.round(budget / 2 / stepCost));
+    switch (method) {
+      case 'harness-only':
+        return { ...base, method, budget: { ...equal, totalWeightSteps: 0 } };
+      case 'stagewise':
+        return { ...base, method, stagewiseOrder: 'weights-first', budget: { ...equal, totalWeightSteps: half } };
+      case 'stagewise-harness-first':
+        return { ...base, method: 'stagewise', stagewiseOrder: 'harness-first', budget: { ...equal, totalWeightSteps: allSteps, harnessOnlyProposalRounds: roundsFor(budget / 2) } };
+      default: {
+        const config = benchRunConfig(token, domain, seed, budget, { ...s, protocol: undefined }) as { budget: Record<string, unknown> };
+        return { ...config, budget: { ...config.budget, ...equal } };
+      }
+    }
+  }
   switch (method) {
     case 'weights-only':
       return { ...base, method, budget: { totalWeightSteps: allSteps, maxRollouts: budget } };
@@ -106,6 +160,11 @@ export function benchRunConfig(token: string, domain: string, seed: number, budg
     case 'stagewise': {
       const steps = Math.max(1, Math.round(budget / 2 / stepCost));
       return { ...base, method, stagewiseOrder: 'weights-first', budget: { totalWeightSteps: steps, harnessOnlyProposalRounds: roundsFor(budget - steps * stepCost) } };
+    }
+    case 'stagewise-harness-first': {
+      const rounds = roundsFor(budget / 2);
+      const steps = Math.max(1, Math.round((budget - s.harnessTasks - rounds * roundCost) / stepCost));
+      return { ...base, method: 'stagewise', stagewiseOrder: 'harness-first', budget: { totalWeightSteps: steps, harnessOnlyProposalRounds: rounds } };
     }
     case 'prompt-only':
       return { ...base, method, switching: { kind: 'fixed', weightEpochs: s.promptOnlyEpochs, harnessRounds: s.promptOnlyRounds }, budget: { totalWeightSteps: allSteps, maxRollouts: budget } };

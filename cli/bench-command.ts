@@ -57,7 +57,7 @@ export function registerBenchCommand(program: Command): void {
     .description('run every method on each domain at an equal rollout budget over several seeds, as real workflow runs; resumable (rerun the same command to continue)')
     .option('--domains <list>', 'comma-separated domains', DOMAINS.join(','))
     .option('--seeds <n|list>', 'number of seeds (0..n-1) or a comma-separated list', '3')
-    .option('--methods <list>', 'comma-separated: weights-only, harness-only, stagewise, prompt-only, whale-adaptive, whale-fixed:E:I', DEFAULT_METHODS.join(','))
+    .option('--methods <list>', 'comma-separated: weights-only, harness-only, stagewise, stagewise-harness-first, prompt-only, whale-adaptive, whale-fixed:E:I; paper:<weights-only|whale-adaptive|whale-fixed:E:I> for the paper protocol', DEFAULT_METHODS.join(','))
     .option('--budget <rollouts>', 'training + search rollouts per run', String(DEFAULT_BUDGET))
     .option('--sizes <name>', `run sizes: ${Object.keys(SIZES).join(' | ')} (tiny only proves the machinery)`, 'default')
     .option('--out <dir>', 'results folder', path.join('reports', 'bench', 'compare'))
