@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up (idempotent), lint and type-check side by side, then every tests/**/*.test.ts
-# under node's test runner in two groups: a serial group (one file at a time: tests that bound wall time or
-# count timer ticks) and a concurrent group (files that mostly wait on processes, several at a time, longest
-# first). The closing lines are the totals over both groups ("# pass N" / "# fail N"); the exit status is
-# non-zero when lint, the type-check or any test failed.
+# The whole test suite: set-up (idempotent), lint and type-check side by side, then every tests/**/*.test.ts,
+# each under its own `node --test`, in two groups: a serial group (one file at a time: tests that assert wall
+# or CPU time) and a concurrent group (several files at a time, longest first; most wait on processes). Each
+# file's output shows when it ends, with its time; the closing lines are the totals over every file
+# ("# pass N" / "# fail N"), and the exit status is non-zero when lint, the type-check or any file failed.
 #   bash scripts/test.sh                          # the suite (what `npm test` and CI run)
 #   bash scripts/test.sh --list                   # the two groups, in start order; nothing runs
 #   bash scripts/test.sh --group concurrent       # set-up, then one group only (serial|concurrent), no lint
@@ -23,9 +23,10 @@ if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
 # are asserted in seconds, so these run alone. (The model tests' "timers keep firing" checks ask for 5 ticks
 # and their kills wait for a step to begin: they hold under load and run in the concurrent group.)
 SERIAL_PREFIXES=(tests/sandbox/ tests/faults/graceful-shutdown.test.ts)
-# Concurrent group, started longest first so that no long file starts last (wall seconds on a quiet 2-core
-# machine, run alone; files not named here follow in path order). Every file of this group has its own
-# dev server or none, its own free ports, temp folders and workflow ids, so files do not meet.
+# Concurrent group, started longest first so that no long file starts last (by their time run alone on a
+# quiet 2-core machine; files not named here follow in path order). Every file of this group has its own dev
+# server or none, ports the OS says are free, its own temp folders, and workflow ids on its own server only,
+# so files do not meet. (The reduced soak and the server-loss test share one reference run through a lock.)
 LONGEST_FIRST=(
   tests/docs/doc-commands.test.ts tests/faults/server-loss.test.ts tests/product/gc.test.ts
   tests/faults/soak-reduced.test.ts tests/hf/e2e-run.test.ts tests/product/concurrent-runs.test.ts
@@ -77,7 +78,9 @@ if [ ! -x /usr/bin/chromium ] && [ -z "${CHROMIUM_PATH:-}" ]; then
 fi
 
 logs="$(mktemp -d "${TMPDIR:-/tmp}/whale-test-XXXXXX")"
-trap 'rm -rf "$logs"' EXIT
+# On the way out (also when interrupted): the test files still running, with their runners, then the logs.
+cleanup() { local p; for p in $(jobs -p); do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; rm -rf "$logs"; }
+trap cleanup EXIT
 t0=$SECONDS
 echo "[test] $summary"
 
@@ -94,26 +97,63 @@ if [ -z "$only" ]; then
   if [ "$lint_status" -ne 0 ] || [ "$tsc_status" -ne 0 ]; then echo "[test] lint or typecheck failed" >&2; exit 1; fi
 fi
 
-# Runs one group under the spec reporter (its output shown as it comes and kept for the totals).
+# A count from a file's closing lines ("ℹ pass 12"): the last such line of its output, 0 when there is none.
+count() { local v; v=$(grep -E "^ℹ $1 [0-9]+$" "$2" | tail -n 1 | cut -d' ' -f3); echo "${v:-0}"; }
+
+# Runs a group's files, at most N at a time, each under its own `node --test` (node's runner would sort the
+# files by path; this keeps the start order). A file's output is shown whole when it ends, with its time.
 status=0
+failed=()
 run_group() {
   local name=$1 n=$2; shift 2
-  local started=$SECONDS code=0
-  echo "[test] $name group: $# files"
-  node --import tsx --test --test-reporter=spec --test-concurrency="$n" "$@" 2>&1 | tee "$logs/$name.txt" || code=$?
-  echo "[test] $name group: exit $code in $((SECONDS - started)) s"
-  [ "$code" -eq 0 ] || status=1
+  local started=$SECONDS i=0 k
+  local -a pending=()
+  echo "[test] $name group: $# files, $n at a time"
+  show_done() {
+    local rest=() j code secs
+    for j in "${pending[@]}"; do
+      if [ -f "$logs/$name-$j.rc" ]; then
+        read -r code secs <"$logs/$name-$j.rc"
+        # The file's own closing counts are folded into one line (the totals at the end add them up).
+        grep -v -E '^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [0-9.]+$' "$logs/$name-$j.txt" || true
+        echo "[test] ${secs} s, exit ${code}, pass $(count pass "$logs/$name-$j.txt"), fail $(count fail "$logs/$name-$j.txt"): ${group_files[$j]}"
+        if [ "$code" -ne 0 ]; then status=1; failed+=("${group_files[$j]}"); fi
+      else
+        rest+=("$j")
+      fi
+    done
+    pending=("${rest[@]}")
+  }
+  group_files=("$@")
+  for k in "${!group_files[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$n" ]; do wait -n || true; show_done; done
+    (
+      s=$SECONDS; code=0
+      node --import tsx --test --test-reporter=spec "${group_files[$k]}" >"$logs/$name-$k.txt" 2>&1 || code=$?
+      echo "$code $((SECONDS - s))" >"$logs/$name-$k.rc"
+    ) &
+    pending+=("$k")
+    i=$((i + 1))
+  done
+  while [ "${#pending[@]}" -gt 0 ]; do
+    wait -n || true
+    show_done
+    # A file whose runner ended without leaving its status (killed): a failure, said as such.
+    if [ "${#pending[@]}" -gt 0 ] && [ -z "$(jobs -rp)" ]; then
+      for k in "${pending[@]}"; do [ -f "$logs/$name-$k.rc" ] || echo "1 ?" >"$logs/$name-$k.rc"; done
+      show_done
+    fi
+  done
+  echo "[test] $name group: $i files in $((SECONDS - started)) s"
 }
 if [ "${#serial[@]}" -gt 0 ] && [ "$only" != concurrent ]; then run_group serial 1 "${serial[@]}"; fi
 if [ "${#concurrent[@]}" -gt 0 ] && [ "$only" != serial ]; then run_group concurrent "$CONCURRENCY" "${concurrent[@]}"; fi
 
-# The totals over both groups: the sum of each group's closing "ℹ <key> N" line (the last one in its output).
+# The totals over every file: the sum of each file's closing "ℹ <key> N" line (the last one in its output).
 total() {
-  local s=0 v g
-  for g in serial concurrent; do
-    [ -f "$logs/$g.txt" ] || continue
-    v=$(grep -E "^ℹ $1 [0-9]+$" "$logs/$g.txt" | tail -n 1 | cut -d' ' -f3)
-    s=$((s + ${v:-0}))
+  local s=0 f
+  for f in "$logs"/serial-*.txt "$logs"/concurrent-*.txt; do
+    [ -f "$f" ] && s=$((s + $(count "$1" "$f")))
   done
   echo "$s"
 }
@@ -121,8 +161,9 @@ if [ -z "$only" ]; then echo "[test] totals over both groups, lint and typecheck
 else echo "[test] totals over the $only group (no lint or typecheck): $((SECONDS - t0)) s"; fi
 for k in tests suites pass fail cancelled skipped todo; do echo "ℹ $k $(total "$k")"; done
 pass=$(total pass); fail=$(total fail); cancelled=$(total cancelled)
-# A group whose runner failed without a failing test (e.g. a file that does not load) still fails the suite.
+# A file whose runner failed without a failing test (e.g. a file that does not load) still fails the suite.
 if [ "$fail" -gt 0 ] || [ "$cancelled" -gt 0 ]; then status=1; fi
+if [ "${#failed[@]}" -gt 0 ]; then printf '[test] failed: %s\n' "${failed[@]}"; fi
 echo "# pass $pass"
 echo "# fail $fail"
 exit "$status"
