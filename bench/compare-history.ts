@@ -30,6 +30,10 @@ export interface RunResult {
   activitySeconds: number;
   curve: CurvePoint[];
   input: Record<string, unknown>;
+  /** The run's comparison protocol and budget use (protocol, maxRollouts, spent, unspent, within budget); null: a run from before the field. */
+  budget?: RunSummary['budget'] | null;
+  /** The evaluation grid (test.everyRollouts): grid point, exact rollouts, mean@8; null without a grid. */
+  grid?: RunSummary['gridEvaluations'] | null;
 }
 
 
@@ -92,6 +96,7 @@ export function resultFromHistories(run: PlannedRun, histories: History[]): RunR
     weightSteps: s.weightStepsDone, proposalRounds: s.proposalRoundsDone, ...times,
     curve,
     input: run.input,
+    budget: s.budget ?? null, grid: s.gridEvaluations ?? null,
   };
 }
 

@@ -1,6 +1,7 @@
 // The bench's run configs under the comparison protocols (pure, no server): at the three-epochs sizes every
 // method expands under protocol equal at the same rollout budget, paper: tokens budget weight steps only, the
-// preregistered preset is the whale-fixed:0.6:6 run, and the default sizes still plan the committed runs' ids.
+// preregistered preset is the whale-fixed:0.6:6 run, the default sizes still plan the committed runs' ids, and
+// a run's result carries its protocol, budget use and evaluation grid.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,6 +9,8 @@ import * as path from 'node:path';
 import { DEFAULT_BUDGET, DEFAULT_METHODS, SIZES, benchRunConfig, benchWorkflowId, parseMethod } from '../../bench/compare-plan';
 import { expandRunConfig, type RunConfig } from '../../workflows/run-config';
 import { ROOT } from '../workflows/env';
+import { resultFromHistories } from '../../bench/compare-history';
+import { readHistoryFiles } from '../../audit/timeline';
 
 const BUDGET = 15_360;
 const TOKENS = ['weights-only', 'harness-only', 'stagewise', 'stagewise-harness-first', 'prompt-only', 'whale-fixed:0.6:6', 'whale-adaptive'];
@@ -59,5 +62,14 @@ describe('bench configs under the comparison protocols', () => {
       found += 1;
     }
     assert.ok(found >= 20, `expected the committed runs, matched ${found}`);
+  });
+
+  it('a run\'s result carries its protocol, budget use and grid (from the recorded equal-protocol history)', () => {
+    const histories = readHistoryFiles([path.join(ROOT, 'tests', 'histories', 'v1', 'equal-budget-grid.json')]);
+    const r = resultFromHistories({ domain: 'test-domain', method: 'whale-fixed:0.3:3', seed: 0, workflowId: 'grid-fixed', input: {} }, histories);
+    assert.ok(r);
+    assert.deepEqual(r.budget, { protocol: 'equal', maxRollouts: 190, totalWeightSteps: 10, spentRollouts: 180, unspentRollouts: 10, withinBudget: true });
+    assert.deepEqual(r.grid?.map((g) => [g.gridPoint, g.atRollouts]), [[50, 60], [100, 100], [150, 160]]);
+    assert.equal(r.rolloutsUsed, 180);
   });
 });
