@@ -142,7 +142,7 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
       const failed = e.workflowExecutionFailedEventAttributes;
       if (failed) {
         t.status = 'failed';
-        t.failure = failed.failure?.message ?? 'failed';
+        t.failure = failureText(failed.failure);
       }
     }
   }
@@ -155,6 +155,20 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
 }
 
 /** Every run of a chain from the server, oldest first. */
+/**
+ * A run's failure with its causes, each as `type: message`: a run failed by an activity then names the
+ * activity's error class and message ("Activity task failed; caused by AgentConfigError: ..."), not only
+ * the wrapper's words.
+ */
+export function failureText(failure: temporal.api.failure.v1.IFailure | null | undefined): string {
+  const parts: string[] = [];
+  for (let f = failure, depth = 0; f && depth < 8; f = f.cause, depth++) {
+    const type = f.applicationFailureInfo?.type;
+    parts.push(type ? `${type}: ${f.message ?? ''}` : (f.message ?? ''));
+  }
+  return parts.filter((p) => p !== '').join('; caused by ') || 'failed';
+}
+
 export async function fetchHistories(client: Client, workflowId: string): Promise<History[]> {
   const runs: { start: number; runId: string }[] = [];
   for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ start: w.startTime.getTime(), runId: w.runId });

@@ -12,6 +12,7 @@ import { atActivityBoundary } from '../../activities/activity-context';
 import { AgentConfigError } from '../../agent/errors';
 import { ArtifactIntegrityError } from '../../store/artifact-store';
 import type { RunSummary } from '../../workflows/run-state';
+import { buildTimeline, fetchHistories } from '../../audit/timeline';
 
 let env: TestWorkflowEnvironment;
 before(async () => (env = await startTestServer()));
@@ -55,6 +56,10 @@ describe('decision errors in the workflow', () => {
     assert.equal(cause.nonRetryable, true);
     assert.match(cause.message, /successRate of .*incoming must lie in \[0, 1\], got 1\.5/);
     assert.deepEqual(cause.details, [{ fault: 'bug' }]);
+    // What `whale audit` says about the run: the error's type and the rule's message.
+    const timeline = buildTimeline('decision-error-1', await fetchHistories(env.client, 'decision-error-1'));
+    assert.equal(timeline.status, 'failed');
+    assert.match(timeline.failure ?? '', /^DecisionInputError: successRate of .*incoming must lie in \[0, 1\], got 1\.5/);
     // The run got as far as the score: the weight step and the incoming harness's evaluation ran.
     assert.deepEqual(s.calls.map((c) => c.activity), ['prepareRun', 'evaluateTest', 'rolloutBatch', 'fineTuneStep', 'evaluateHarness']);
   });
@@ -83,6 +88,8 @@ describe('the activity boundary on a real worker', () => {
     assert.deepEqual([failure.type, failure.nonRetryable, failure.message], ['AgentConfigError', true, 'invalid rollout settings: topP must lie in (0, 1], got 2']);
     assert.deepEqual(failure.details, [{ fault: 'user-input' }]);
     assert.equal(attempts, 1, 'a user-input fault is not retried');
+    const timeline = buildTimeline('boundary-user-input-1', await fetchHistories(env.client, 'boundary-user-input-1'));
+    assert.equal(timeline.failure, 'Activity task failed; caused by AgentConfigError: invalid rollout settings: topP must lie in (0, 1], got 2');
   });
 
   it('a system fault is retried, and the run completes once it goes away', async () => {
