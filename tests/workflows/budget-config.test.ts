@@ -25,7 +25,7 @@ describe('budget protocol config', () => {
     assert.equal(c.weight.taskLimit, null);
   });
 
-  it('every recorded history\'s run config still expands, to protocol none', () => {
+  it('every recorded history\'s run config from before the fields still expands, to protocol none', () => {
     const dir = path.join(ROOT, 'tests', 'histories', 'v1');
     let seen = 0;
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.json'))) {
@@ -35,6 +35,8 @@ describe('budget protocol config', () => {
       const input = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
       const r = expandRunConfig(input);
       if (!r.ok) continue; // malformed.json records a refused config on purpose
+      // equal-budget-grid.json names the fields (recorded after they existed); every other input predates them.
+      if (input.budget?.protocol !== undefined) continue;
       assert.equal(r.config.budget.protocol, 'none', f);
       assert.equal(r.config.weight.taskLimit, null, f);
       assert.equal(r.config.test.everyRollouts, null, f);
