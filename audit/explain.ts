@@ -3,12 +3,13 @@
 // wrote. A mismatch means the audit and the run disagree: it is reported, never hidden.
 import {
   epochsToSteps, initialHarnessPatience, initialWeightPatience, observeHarnessRound, observeWeightStep, paretoFrontier,
-  selectAccepted, skipHarnessRound, stepsPerEpoch as computeStepsPerEpoch, type CandidateScore,
+  runBudgetReached, selectAccepted, skipHarnessRound, stepsPerEpoch as computeStepsPerEpoch, type CandidateScore,
 } from '../workflows/decisions';
 import { SKIP_UNSCORED_ROUNDS_PATCH } from '../workflows/patches';
 import { Switching, type RunConfig } from '../workflows/run-config';
 import { stageAt } from '../workflows/whale-run-plan';
 import type { HarnessPhaseFact, Timeline } from './timeline';
+import { equalBudgetOf, harnessStopUnderBudget, harnessSwitchBudget, weightSplitSize, weightStepBudget } from './explain-budget';
 
 export interface PhaseExplanation {
   kind: 'weight' | 'harness';
@@ -25,7 +26,12 @@ export interface PhaseExplanation {
   trace: string[];
   accepted?: string;
   frontier?: string[];
+  /** Under a comparison protocol: the harness phase's stop rule recomputed with the budget gates. */
+  stopRule?: string;
 }
+
+/** A rule's kind: the words before its first colon ('fixed schedule', 'budget reached', ...). */
+const ruleKind = (rule: string) => rule.split(':')[0];
 
 /** The switching policy in force after `step` weight steps, with every accepted policy update applied. */
 function policyAt(t: Timeline, config: RunConfig, step: number): Switching {
@@ -49,7 +55,10 @@ function harnessScores(phase: HarnessPhaseFact): CandidateScore[] {
 export function explainPhases(t: Timeline): PhaseExplanation[] {
   const config = t.config;
   if (!config || !t.splitSizes) return [];
-  const spe = computeStepsPerEpoch(t.splitSizes.weight, config.weight.promptsPerStep);
+  // Epochs count over the D_weight the run trained on (the weight.taskLimit subset when set).
+  const spe = computeStepsPerEpoch(weightSplitSize(config, t.splitSizes), config.weight.promptsPerStep);
+  // Protocol 'equal': the workflow's budget gates (workflows/decisions/budget.ts) over the recorded spend.
+  const equal = equalBudgetOf(t);
   const out: PhaseExplanation[] = [];
   const stopAt = t.messages.find((m) => m.name === 'stop' || m.name === 'stopRun');
   // A stop that finishes the step in flight ends the phase after that step; one between steps (or one that
@@ -74,6 +83,7 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
         const inPhase = stepIdx - start;
         trace.push(`step ${s.step}: reward ${s.meanReward ?? 'missing'}, accepted ${s.accepted}/${s.rollouts}`);
         let fired: string | null = null;
+        let patienceRule: string | null = null;
         if (policy.kind === 'patience' && plan.length === 'switching') {
           const params = {
             windowSteps: epochsToSteps(policy.windowEpochs, spe), burnInSteps: epochsToSteps(policy.burnInEpochs, spe), patienceSteps: epochsToSteps(policy.patienceEpochs, spe),
@@ -81,13 +91,28 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
           const r = observeWeightStep(patience, s.meanReward, params);
           patience = r.state;
           trace[trace.length - 1] += ` -> ${r.decision.rule}`;
-          if (r.decision.shouldSwitch) fired = r.decision.rule;
+          if (r.decision.shouldSwitch) patienceRule = r.decision.rule;
         }
-        const budget = s.step >= config.budget.totalWeightSteps;
-        if (budget) fired = `budget reached: ${s.step}/${config.budget.totalWeightSteps} weight steps`;
+        // s.atRollouts is training + search after the step: the ledger's budgeted sum.
+        const stepGate = equal ? weightStepBudget(equal, s.atRollouts) : null;
+        const budget = runBudgetReached(s.step, config.budget.totalWeightSteps, { training: s.atRollouts, search: 0, test: 0 }, config.budget.maxRollouts)
+          || (stepGate !== null && !stepGate.allowed);
+        if (budget) fired = `budget reached: ${s.step}/${config.budget.totalWeightSteps} weight steps, ${s.atRollouts} rollouts${stepGate ? ` (${stepGate.rule})` : ''}`;
         else if (stopAfterStep !== null && stopAfterStep <= s.step && stopAfterStep >= start) fired = 'stopped on request';
-        else if (!fired && policy.kind === 'fixed' && plan.length === 'switching' && inPhase >= epochsToSteps(policy.weightEpochs, spe)) {
-          fired = `fixed schedule: ${inPhase} steps = E ${policy.weightEpochs} epochs x ${spe} steps/epoch`;
+        else {
+          const fixedRule = policy.kind === 'fixed' && plan.length === 'switching' && inPhase >= epochsToSteps(policy.weightEpochs, spe)
+            ? `fixed schedule: ${inPhase} steps = E ${policy.weightEpochs} epochs x ${spe} steps/epoch` : null;
+          for (const asked of [patienceRule, fixedRule]) {
+            if (!asked) continue;
+            // Under protocol 'equal' a switch the rest cannot pay for (harness phase at its cap + one weight step) is refused.
+            const gate = equal ? harnessSwitchBudget(equal, policy, s.atRollouts) : null;
+            if (gate && !gate.allowed) {
+              trace[trace.length - 1] += ` -> ${asked}; ${gate.rule}: the weight phase goes on`;
+              continue;
+            }
+            fired = asked;
+            break;
+          }
         }
         if (fired) {
           rule = fired;
@@ -104,6 +129,7 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
       const trace: string[] = [];
       const policy = policyAt(t, config, t.steps[stepIdx - 1]?.step ?? 0);
       let rule = `${rounds} proposal rounds`;
+      const patienceStops = new Map<number, string>();
       if (policy.kind === 'patience' && plan.length === 'switching') {
         let hp = initialHarnessPatience();
         // The workflow skips the patience check on rounds that scored nothing once it runs the patched code.
@@ -118,16 +144,25 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
           const o = skipsUnscored && !scoredRound ? skipHarnessRound(hp, best, hParams) : observeHarnessRound(hp, best, hParams);
           hp = o.state;
           trace.push(`round ${r}: ${o.decision.rule}`);
-          if (o.decision.shouldStop) rule = o.decision.rule;
+          if (o.decision.shouldStop) {
+            rule = o.decision.rule;
+            patienceStops.set(r, o.decision.rule);
+          }
         }
       } else {
         for (const row of phase.rows) trace.push(`round ${row.round} ${row.name}: ${row.status === 'evaluated' ? `success ${row.successRate}, turns ${row.meanTurns}` : `invalid (${row.reason})`}`);
       }
       const ok = accepted ? accepted.accepted.id === phase.accepted : null;
+      let stopRule: string | undefined;
+      if (equal) {
+        const stop = harnessStopUnderBudget(equal, { ...config, switching: policy }, stage, phase, (r) => patienceStops.get(r) ?? null, trace);
+        stopRule = stop ? (stop.round === rounds ? stop.rule : `${stop.rule} (at round ${stop.round}, but the phase ran ${rounds})`) : 'no stop rule fired';
+        rule = stopRule;
+      }
       out.push({
         kind: 'harness', index: harnessIdx, startStep: t.steps[stepIdx - 1]?.step ?? 0, endStep: t.steps[stepIdx - 1]?.step ?? 0, proposalRounds: rounds,
         rule: `${rule}; ${accepted?.reason ?? 'no evaluated candidate'}`, recordedRule: null, matches: ok, trace,
-        accepted: phase.accepted, frontier: paretoFrontier(scores).map((c) => c.id),
+        accepted: phase.accepted, frontier: paretoFrontier(scores).map((c) => c.id), stopRule,
       });
     }
   }
@@ -137,7 +172,9 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
     if (!rec) continue;
     p.recordedRule = rec.rule;
     const sameEnd = rec.endStep === p.endStep && rec.proposalRounds === p.proposalRounds;
-    const sameRule = p.kind === 'weight' ? rec.rule.split(':')[0] === p.rule.split(':')[0] : p.matches !== false;
+    // A harness phase's rule is compared where the protocol's gates recompute it; a stop request is not in the rounds.
+    const sameStop = p.stopRule === undefined || ruleKind(rec.rule) === ruleKind(p.stopRule) || (rec.rule === 'stopped on request' && stopAt !== undefined);
+    const sameRule = p.kind === 'weight' ? ruleKind(rec.rule) === ruleKind(p.rule) : p.matches !== false && sameStop;
     p.matches = sameEnd && sameRule;
   }
   return out;

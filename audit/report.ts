@@ -9,6 +9,7 @@ import type { Timeline } from './timeline';
 import { parseDomainRef } from '../domains/external';
 import { pointerLines } from './pointers';
 import { escapeHtml, markdownToSafeHtml } from './markdown';
+import { protocolLines } from './protocol-report';
 
 type VegaLiteSpec = Record<string, unknown>;
 
@@ -113,6 +114,7 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models:
     '## Result', '',
     '| initial mean@8 | best mean@8 | final mean@8 | weight steps | training rollouts | search rollouts |', '|---|---|---|---|---|---|',
     `| ${fmt(t.tests.find((x) => x.label === 'initial')?.meanAt8)} | ${fmt(s?.bestMeanAt8 ?? best)} | ${fmt(s?.finalMeanAt8 ?? null)} | ${t.steps.length} | ${trainingRollouts} | ${t.searchRollouts} |`, '',
+    ...protocolLines(t),
     '## Phases', '',
     'Each switch is recomputed from the recorded signals with the workflow\'s own pure rules and compared with the rule the workflow recorded.', '',
   ];

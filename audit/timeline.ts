@@ -36,6 +36,8 @@ export interface HarnessPhaseFact {
   frontier: string[];
   /** Training + search rollouts at the phase end. */
   atRollouts: number;
+  /** Search rollouts each candidate cost (validation + scoring), by name: the spend round by round. */
+  candidateRollouts: Record<string, number>;
 }
 export interface MessageFact {
   kind: 'signal' | 'update';
@@ -79,6 +81,7 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
     searchRollouts: 0, status: 'running', failure: null, summary: null, recordedPhases: [], patches: [],
   };
   let training = 0;
+  const candidateRollouts = new Map<string, Record<string, number>>();
   for (const history of histories) {
     const scheduled = new Map<string, { type: string; input: unknown }>();
     // Weight-step activities scheduled and not yet closed (completed, failed, timed out or cancelled).
@@ -112,10 +115,15 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
           const input = act.input as { label: string };
           t.tests.push({ label: input.label, meanAt8: (result as EvaluateTestResult).meanAt8, atRollouts: training + t.searchRollouts, atWeightStep: t.steps.length });
         } else if (act?.type === 'evaluateHarness' || act?.type === 'validateHarness') {
-          t.searchRollouts += (result as { rollouts: number }).rollouts;
+          const n = (result as { rollouts: number }).rollouts;
+          t.searchRollouts += n;
+          const { archiveKey, name } = act.input as { archiveKey: string; name: string };
+          const byName = candidateRollouts.get(archiveKey) ?? {};
+          byName[name] = (byName[name] ?? 0) + n;
+          candidateRollouts.set(archiveKey, byName);
         } else if (act?.type === 'finalizeHarnessPhase') {
           const input = act.input as { archiveKey: string; rows: ArchiveRow[]; accepted: string; frontier: string[] };
-          t.harnessPhases.push({ ...input, atRollouts: training + t.searchRollouts });
+          t.harnessPhases.push({ ...input, atRollouts: training + t.searchRollouts, candidateRollouts: candidateRollouts.get(input.archiveKey) ?? {} });
         }
       }
       const marker = e.markerRecordedEventAttributes;

@@ -18,7 +18,9 @@ const H = path.join(ROOT, 'tests', 'histories', 'v1');
 
 describe('audit from recorded histories', () => {
   // 'demo' is a real `npm run demo` run on a fresh clone (real model, proposer and sandbox workers).
-  for (const name of ['patience', 'fixed-schedule', 'demo']) {
+  // 'equal-budget-grid' runs under protocol 'equal': its last weight phase goes on past the fixed schedule
+  // (the rest cannot pay a harness phase) and ends when the rest cannot pay a weight step.
+  for (const name of ['patience', 'fixed-schedule', 'demo', 'equal-budget-grid']) {
     it(`explains every phase switch of ${name} exactly as the workflow decided`, () => {
       const t = buildTimeline(name, readHistoryFiles([path.join(H, `${name}.json`)]));
       assert.equal(t.status, 'completed');
@@ -54,6 +56,55 @@ describe('audit from recorded histories', () => {
     }
     const phases = explainPhases(buildTimeline('tampered', [history]));
     assert.ok(phases.some((p) => p.matches === false), 'the tampered history must not match the recorded decisions');
+  });
+
+  it('recomputes the budget gates from the recorded spend: a tampered rollout count makes it disagree', () => {
+    const raw = JSON.parse(readFileSync(path.join(H, 'equal-budget-grid.json'), 'utf8'));
+    const history = historyFromJSON(raw);
+    // Step 4's batch recorded 20 rollouts; recorded as 0, the rest after step 7 would still pay a weight step.
+    let batches = 0;
+    for (const e of history.events ?? []) {
+      const r = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (!r?.data) continue;
+      const v = JSON.parse(Buffer.from(r.data).toString('utf8')) as { rollouts?: number; promptIds?: unknown };
+      if (v.promptIds !== undefined && ++batches === 4) {
+        v.rollouts = 0;
+        r.data = Buffer.from(JSON.stringify(v));
+      }
+    }
+    const phases = explainPhases(buildTimeline('tampered-budget', [history]));
+    const last = phases[phases.length - 1];
+    assert.equal(last.kind, 'weight');
+    assert.equal(last.matches, false, `recomputed "${last.rule}" vs recorded "${last.recordedRule}"`);
+    // The untampered run: the refused switch at step 6 is in the signals, with the gate's numbers.
+    const t = buildTimeline('equal-budget-grid', readHistoryFiles([path.join(H, 'equal-budget-grid.json')]));
+    const w2 = explainPhases(t)[2];
+    assert.match(w2.trace.join('\n'), /step 6: .*fixed schedule: 3 steps .*harness phase not affordable: rest 30 < round 0 \(8\) \+ 2 proposal rounds at cap \(16 each\) \+ reserve 20 = 60: the weight phase goes on/);
+    assert.match(w2.rule, /^budget reached: 7\/10 weight steps, 180 rollouts \(budget spent: rest 10 rollouts < one weight step of 20\)/);
+  });
+
+  it('counts epochs over the weight.taskLimit subset, not the whole D_weight', () => {
+    const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
+    assert.ok(t.config && t.splitSizes);
+    // The same run as if it had trained on a 100-prompt subset of a 1,000-prompt D_weight: 10 steps per epoch still.
+    t.splitSizes.weight = 1000;
+    t.config.weight.taskLimit = 100;
+    for (const p of explainPhases(t)) assert.equal(p.matches, true, `${p.kind} phase ${p.index}: "${p.rule}" vs "${p.recordedRule}"`);
+    t.config.weight.taskLimit = null;
+    assert.equal(explainPhases(t)[0].matches, false, 'over the whole 1,000 prompts the first phase would run 30 steps');
+  });
+
+  it('shows the protocol, the budget use and the grid evaluations (grid point beside the exact count)', () => {
+    const t = buildTimeline('equal-budget-grid', readHistoryFiles([path.join(H, 'equal-budget-grid.json')]));
+    const md = summaryMarkdown(t, explainPhases(t));
+    assert.match(md, /\| equal \| 190 \| 10 \| 180 \| 10 \| yes \|/);
+    assert.match(md, /\| 50 \| 60 \(later\) \| 3 \| 0\.3 \|/);
+    assert.match(md, /\| 100 \| 100 \| 3 \| 0\.3 \|/);
+    assert.match(md, /\| 150 \| 160 \(later\) \| 6 \| 0\.5 \|/);
+    assert.doesNotMatch(md, /DOES NOT MATCH/);
+    const old = summaryMarkdown(...((tl) => [tl, explainPhases(tl)] as const)(buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]))));
+    assert.match(old, /\| none \| - \| 9 \| 268 \| - \| - \|/, 'a run from before the protocol: protocol none, no rollout cap');
+    assert.doesNotMatch(old, /Evaluation grid/);
   });
 
   it('shows the kept and dropped model calls of every weight step (a dash where an older run did not record them)', () => {
