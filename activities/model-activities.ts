@@ -7,7 +7,7 @@ import { atActivityBoundary, configError, throwIfCancelled, withHeartbeatTimer }
 import type { ArtifactStore } from '../store/artifact-store';
 import type { ArtifactRef } from '../store/artifact-ref';
 import { trajectoriesFromJsonl, trajectoriesToJsonl, type Trajectory } from '../agent/trajectory';
-import { runEpisodes, type RolloutSampling } from '../agent/loop';
+import { newRolloutTimings, runEpisodes, type RolloutSampling, type RolloutTimings } from '../agent/loop';
 import type { EnvTask } from '../agent/environment';
 import type { DomainInstance } from '../domains/types';
 import type {
@@ -38,6 +38,8 @@ export interface ModelActivityDeps {
   limits: { maxNewTokensPerTurn: number; maxEpisodeTokens: number };
   /** Root of the harness archives (browsable files): scored candidates and their D_harness traces go there. */
   archiveRoot?: string;
+  /** Told where each rollout batch's time went (`whale bench runtime`); each batch has its own accumulator. */
+  onRolloutTimings?: (label: string, timings: RolloutTimings) => void;
 }
 
 /** Test evaluations use a fixed step tag, so equal (checkpoint, harness) pairs draw equal samples. */
@@ -62,7 +64,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
 
   async function rollouts(opts: {
     domain: string; checkpoint: ArtifactRef; harness: ArtifactRef; tasks: readonly EnvTask<unknown>[]; samplesPerTask: number;
-    sampling: { temperature: number; topK: number }; runSeed: number; step: number; label: string;
+    sampling: { temperature: number; topK: number }; runSeed: number; step: number; label: string; timings?: RolloutTimings;
   }): Promise<Trajectory[]> {
     const total = opts.tasks.length * opts.samplesPerTask;
     // The timer beats from the start: loading a sampler or a harness can itself outlast a heartbeat timeout.
@@ -73,7 +75,7 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
       const sampling: RolloutSampling = { temperature: opts.sampling.temperature, topK: opts.sampling.topK, topP: 1, ...deps.limits };
       const { trajectories } = await runEpisodes({
         backend, environment: instance.environment, harness, tasks: opts.tasks, samplesPerTask: opts.samplesPerTask,
-        sampling, runSeed: opts.runSeed, step: opts.step,
+        sampling, runSeed: opts.runSeed, step: opts.step, timings: opts.timings,
         onTurn: (p) => {
           throwIfCancelled();
           beat({ phase: opts.label, turn: p.turn, finished: p.finished, total });
@@ -115,11 +117,20 @@ export function createModelActivities(deps: ModelActivityDeps): Pick<WhaleActivi
     async rolloutBatch(input: RolloutBatchInput): Promise<RolloutBatchResult> {
       const instance = domainOf(input.domain);
       const tasks = sampleWeightPrompts(weightSubset(instance.splits.weight, input.taskLimit, input.seed), input.cursor, input.prompts, input.seed);
+      const label = `rollouts step ${input.step}`;
+      const timings = deps.onRolloutTimings ? newRolloutTimings() : undefined;
       const trajectories = await rollouts({
         domain: input.domain, checkpoint: input.checkpoint, harness: input.harness, tasks, samplesPerTask: input.samplesPerPrompt,
-        sampling: input.sampling, runSeed: input.seed, step: input.step, label: `rollouts step ${input.step}`,
+        sampling: input.sampling, runSeed: input.seed, step: input.step, label, timings,
       });
+      const t0 = performance.now();
       const ref = await deps.store.put('trajectories', trajectoriesToJsonl(trajectories));
+      if (timings) {
+        const ms = performance.now() - t0;
+        timings.storageMs += ms;
+        timings.totalMs += ms;
+        deps.onRolloutTimings?.(label, timings);
+      }
       const signal = patienceSignal(trajectories);
       const accepted = trajectories.filter((t) => t.reward > input.acceptThreshold);
       return {

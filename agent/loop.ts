@@ -46,6 +46,63 @@ export interface RunEpisodesInput<Hidden> {
   step: number;
   /** Called after every turn (e.g. to heartbeat an activity). */
   onTurn?: (progress: { turn: number; live: number; finished: number }) => void;
+  /** Where the batch's time goes (ms, added to): pass a fresh `newRolloutTimings()` per batch; absent: not timed. */
+  timings?: RolloutTimings;
+}
+
+/**
+ * A rollout batch's wall time by part (ms). `loopMs` is the rest: the loop's own bookkeeping (budgets,
+ * provenance and no-grading checks, default phases without hooks). Timed with `performance.now()` around
+ * calls the loop makes anyway, so timing changes no result.
+ */
+export interface RolloutTimings {
+  totalMs: number;
+  /** Inside `backend.generate` (the model, including its own stop-string decoding). */
+  samplingMs: number;
+  /** Harness phase batches sent to the sandbox (IPC round trip and the hooks in the isolate). */
+  sandboxMs: number;
+  /** The environment's tool calls and submissions (sum of call durations). */
+  envToolsMs: number;
+  /** Rendering prompts to token ids and decoding generated tokens to text. */
+  tokenizeMs: number;
+  /** Building the trajectories; the rollout activity adds their JSONL encoding and the artifact write. */
+  storageMs: number;
+  loopMs: number;
+}
+
+export const newRolloutTimings = (): RolloutTimings => ({ totalMs: 0, samplingMs: 0, sandboxMs: 0, envToolsMs: 0, tokenizeMs: 0, storageMs: 0, loopMs: 0 });
+
+/** Awaits `f`, adding its duration to `t[k]` when timing is on. */
+async function timed<T>(t: RolloutTimings | undefined, k: keyof RolloutTimings, f: () => Promise<T>): Promise<T> {
+  if (!t) return f();
+  const t0 = performance.now();
+  try {
+    return await f();
+  } finally {
+    t[k] += performance.now() - t0;
+  }
+}
+
+/** The environment with its tool calls and submissions timed into `t` (the same environment when untimed). */
+function timedEnvironment<H>(env: DomainEnvironment<H>, t: RolloutTimings | undefined): DomainEnvironment<H> {
+  if (!t) return env;
+  // A synchronous tool stays synchronous (no extra await), an asynchronous one is timed until it settles.
+  const executeTool: DomainEnvironment<H>['executeTool'] = (...args) => {
+    const t0 = performance.now();
+    const r = env.executeTool(...args);
+    if (!(r instanceof Promise)) return (t.envToolsMs += performance.now() - t0), r;
+    return r.finally(() => (t.envToolsMs += performance.now() - t0));
+  };
+  const submit: DomainEnvironment<H>['submit'] = (...args) => timedSync(t, 'envToolsMs', () => env.submit(...args));
+  // A proxy, not a copy: every other member reads from (and methods run on) the environment itself.
+  return new Proxy(env, {
+    get(target, prop) {
+      if (prop === 'executeTool') return executeTool;
+      if (prop === 'submit') return submit;
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
 
 export interface RunEpisodesResult {
@@ -67,6 +124,7 @@ function checkRolloutInput(input: RunEpisodesInput<unknown>): void {
 
 export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Promise<RunEpisodesResult> {
   checkRolloutInput(input);
+  const t0 = performance.now();
   const batch = new RolloutBatch(input);
   await batch.start();
   while (batch.live().length > 0) {
@@ -77,7 +135,24 @@ export async function runEpisodes<Hidden>(input: RunEpisodesInput<Hidden>): Prom
     await batch.react(continuing);
     input.onTurn?.({ turn: batch.stats.turns, live: batch.live().length, finished: batch.episodes.length - batch.live().length });
   }
-  return { trajectories: batch.trajectories(), stats: batch.stats };
+  const t = input.timings;
+  const trajectories = t ? timedSync(t, 'storageMs', () => batch.trajectories()) : batch.trajectories();
+  if (t) {
+    const total = performance.now() - t0;
+    t.totalMs += total;
+    // The rest of this batch's wall time is the loop's own (sampling etc. were added during this batch).
+    t.loopMs = t.totalMs - t.samplingMs - t.sandboxMs - t.envToolsMs - t.tokenizeMs - t.storageMs;
+  }
+  return { trajectories, stats: batch.stats };
+}
+
+function timedSync<T>(t: RolloutTimings, k: keyof RolloutTimings, f: () => T): T {
+  const t0 = performance.now();
+  try {
+    return f();
+  } finally {
+    t[k] += performance.now() - t0;
+  }
 }
 
 /** One rollout batch in flight: its episodes and the four steps of a turn, each batched. */
@@ -95,7 +170,7 @@ class RolloutBatch<Hidden> {
   private readonly swaps = new Map<Episode<Hidden>, AnswerSwap>();
 
   constructor(private readonly input: RunEpisodesInput<Hidden>) {
-    this.env = input.environment;
+    this.env = timedEnvironment(input.environment, input.timings);
     this.manifest = input.harness.manifest;
     this.tools = this.env.tools.map((t) => ({ ...t }));
     this.stopStrings = actionStopStrings(this.tools);
@@ -118,7 +193,7 @@ class RolloutBatch<Hidden> {
     let results: PhaseResult[];
     if (phaseUsesHooks(calls[0].phase, this.manifest.hooks)) {
       this.stats.harnessBatches++;
-      results = await this.input.harness.runPhases(calls);
+      results = await timed(this.input.timings, 'sandboxMs', () => this.input.harness.runPhases(calls));
     } else {
       const noHooks = () => Promise.reject(new AgentSystemError('BUG: a default phase called a harness hook'));
       results = await Promise.all(calls.map((c) => runPhase(this.manifest, noHooks, c)));
@@ -156,8 +231,9 @@ class RolloutBatch<Hidden> {
     const { backend, sampling } = this.input;
     const generating: Episode<Hidden>[] = [];
     const requests: GenerateRequest[] = [];
+    const t = this.input.timings;
     for (const ep of this.live()) {
-      const promptTokens = renderChatPrompt(ep.messages);
+      const promptTokens = t ? timedSync(t, 'tokenizeMs', () => renderChatPrompt(ep.messages)) : renderChatPrompt(ep.messages);
       const room = backend.maxContext - promptTokens.length;
       const budget = sampling.maxEpisodeTokens - ep.generatedTokens;
       if (room < 1) endEpisode(ep, 'context-full', `prompt of ${promptTokens.length} tokens leaves no room in a context of ${backend.maxContext}`);
@@ -179,7 +255,7 @@ class RolloutBatch<Hidden> {
     if (generating.length === 0) return { generating, texts: [] };
     this.stats.turns++;
     this.stats.generateCalls++;
-    const generated = await backend.generate(requests);
+    const generated = await timed(t, 'samplingMs', () => backend.generate(requests));
     if (generated.length !== requests.length) throw new AgentSystemError(`model backend returned ${generated.length} results for ${requests.length} requests`);
     const texts = generated.map((g, i) => {
       const ep = generating[i];
@@ -189,7 +265,7 @@ class RolloutBatch<Hidden> {
       this.stats.modelCalls++;
       ep.promptTokens += req.promptTokens.length;
       ep.generatedTokens += g.tokens.length;
-      const content = assistantContent(g.tokens);
+      const content = t ? timedSync(t, 'tokenizeMs', () => assistantContent(g.tokens)) : assistantContent(g.tokens);
       appendMessages(ep, [{ role: 'assistant', content }], ep.modelCalls.length - 1);
       return content;
     });

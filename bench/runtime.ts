@@ -4,9 +4,10 @@
 // the KV-cache sampler against PyTorch on CPU on the same architecture, shapes and thread count
 // (scripts/bench/torch_gpt.py; skipped with a message when torch is not installed); (c) the orchestration
 // overhead of Temporal on a sequential run: the share of the run's wall time (workflow start to close) not
-// inside an activity execution (ActivityTaskStarted to its close event), from the run's own history.
+// inside an activity execution (ActivityTaskStarted to its close event), from the run's own history; (d) where
+// a real rollout batch's time goes (bench/rollout-breakdown.ts).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { temporal } from '@temporalio/proto';
@@ -18,6 +19,7 @@ import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
 import { writeFileAtomic } from '../store/artifact-store';
 import { fetchLatestChain } from './compare';
+import { formatRolloutBreakdown, rolloutBreakdown, type RolloutBreakdown } from './rollout-breakdown';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -153,6 +155,8 @@ export interface RuntimeBenchReport {
   torch: (TorchMeasure & { trainRatio: number; generateRatio: number }) | null;
   torchSkipped: string | null;
   overhead: OverheadMeasure;
+  /** A rollout batch of the demo preset's size (math) under h0 and the frozen accepted demo harness, by part. */
+  rollouts: RolloutBreakdown[];
   targets: { trainVsMatmul: boolean; trainVsTorch: boolean | null; overhead: boolean };
 }
 
@@ -207,11 +211,17 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   write(`\n## (c) Temporal orchestration overhead (${overhead.source})`);
   write(`wall ${overhead.wallSeconds.toFixed(1)} s (workflow start to close), inside ${overhead.activities} activity executions ${overhead.activitySeconds.toFixed(1)} s, schedule-to-start waits ${overhead.scheduleToStartSeconds.toFixed(1)} s, at most ${overhead.maxConcurrent} activities at once${overhead.maxConcurrent > 1 ? ' (NOT a sequential run)' : ' (sequential)'}`);
   write(`overhead (wall time not inside an activity): ${(100 * overhead.overheadFraction).toFixed(2)} % (target <= 10 %)`);
+  // The demo preset's rollout batch (--quick: 8 prompts, one timed batch per harness).
+  const demo = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'presets', 'demo.json'), 'utf8')) as { weight: { promptsPerStep: number; samplesPerPrompt: number } };
+  const batch = o.quick ? { prompts: 8, samplesPerPrompt: demo.weight.samplesPerPrompt, reps: 1 } : { prompts: demo.weight.promptsPerStep, samplesPerPrompt: demo.weight.samplesPerPrompt, reps: 3 };
+  write(`\n## (d) a rollout batch (math, ${batch.prompts} prompts x ${batch.samplesPerPrompt} samples, the model worker's rolloutBatch activity, embedded sampler at ${o.threads} threads, base policy): median of ${batch.reps} batches per harness after a warm-up, interleaved`);
+  const rollouts = await rolloutBreakdown({ threads: o.threads, ...batch });
+  for (const line of formatRolloutBreakdown(rollouts)) write(line);
   const loadEnd = load();
   write(`\nload avg (1/5 min) at end ${loadEnd.join(' / ')}`);
   const report: RuntimeBenchReport = {
     command: o.command, date: new Date().toISOString(), machine: { cpus: os.cpus().length, loadAvgStart: loadStart, loadAvgEnd: loadEnd },
-    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, torch: torchReport, torchSkipped: torch.reason, overhead,
+    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, torch: torchReport, torchSkipped: torch.reason, overhead, rollouts,
     targets: { trainVsMatmul: ratioToMatmul >= 0.5, trainVsTorch: torchReport ? torchReport.trainRatio >= 1 : null, overhead: overhead.overheadFraction <= 0.1 },
   };
   if (o.out) {

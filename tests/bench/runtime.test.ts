@@ -1,5 +1,6 @@
 // `whale bench runtime`, the parts that need no CPU time: the orchestration overhead from a history
-// (hand-made histories with known intervals, and the recorded demo), and the PyTorch part's skip message.
+// (hand-made histories with known intervals, and the recorded demo), the PyTorch part's skip message, and the
+// rollout batch breakdown on small real batches (embedded sampler, real sandbox).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
@@ -7,6 +8,20 @@ import type { temporal } from '@temporalio/proto';
 import { readHistoryFiles } from '../../audit/timeline';
 import { DEFAULT_OVERHEAD_HISTORY, orchestrationOverhead, runTorch, TORCH_INSTALL } from '../../bench/runtime';
 import { ROOT } from '../workflows/env';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DEMO_HARNESS_FIXTURE, formatRolloutBreakdown, ROLLOUT_PARTS, rolloutBreakdown } from '../../bench/rollout-breakdown';
+import { DirectoryArtifactStore } from '../../store/artifact-store';
+import { SandboxPool } from '../../harness-sandbox/pool';
+import { createEmbeddedSampler } from '../../backends/embedded-sampler';
+import { createHarnessLoader } from '../../activities/harness-loader';
+import { createModelActivities } from '../../activities/model-activities';
+import type { RolloutBatchResult } from '../../activities/types';
+import { ROLLOUT_LIMITS } from '../../training/corpus';
+import { basePolicyOf, createDomainCache, seedHarnessOf } from '../../workers/domain-cache';
+import type { RolloutTimings } from '../../agent/loop';
 
 type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -76,5 +91,59 @@ describe('the PyTorch comparison', () => {
     const r = runTorch('/nonexistent/python3', 1, 1, 1);
     assert.equal(r.result, null);
     assert.ok(r.reason?.includes(TORCH_INSTALL), r.reason ?? '');
+  });
+});
+
+describe('the rollout batch breakdown', () => {
+  it('splits real rollout batches (h0 and the frozen demo harness) into parts that add up to the batch', async (t) => {
+    const b = await rolloutBreakdown({ threads: 1, prompts: 2, samplesPerPrompt: 2, reps: 1 });
+    assert.equal(b.length, 2);
+    for (const r of b) {
+      assert.equal(r.rollouts, 4);
+      assert.equal(r.reps.length, 1);
+      const sum = ROLLOUT_PARTS.reduce((a, k) => a + r.medianMs[k], 0);
+      assert.ok(Math.abs(sum - r.medianMs.totalMs) < 1e-6, `${r.harness}: parts ${sum} vs total ${r.medianMs.totalMs}`);
+      for (const k of ROLLOUT_PARTS) assert.ok(r.medianMs[k] >= 0, `${r.harness}: ${k} = ${r.medianMs[k]}`);
+      assert.ok(r.medianMs.samplingMs > 0 && r.medianMs.storageMs > 0 && r.medianMs.tokenizeMs > 0, JSON.stringify(r.medianMs));
+    }
+    // h0 has no hooks (no sandbox call); the accepted harness overrides parsing and feedback.
+    assert.equal(b[0].medianMs.sandboxMs, 0);
+    assert.ok(b[1].medianMs.sandboxMs > 0);
+    const table = formatRolloutBreakdown(b);
+    assert.match(table.join('\n'), /sampling \(model generate\)[\s\S]*sandbox calls[\s\S]*batch total/);
+    t.diagnostic(table.join('\n'));
+  });
+
+  it('timing a batch changes none of its results (same trajectories with and without the accumulator)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'whale-rollout-timing-'));
+    const store = new DirectoryArtifactStore(dir);
+    const sampler = createEmbeddedSampler({ store, threads: 1, maxBatchRows: 64 });
+    const sandbox = new SandboxPool({ processes: 1 });
+    const harnesses = createHarnessLoader({ store, sandbox });
+    try {
+      const timed: RolloutTimings[] = [];
+      const deps = {
+        store, sampler, trainer: { fineTuneStep: () => Promise.reject(new Error('unused')) }, harnesses, limits: ROLLOUT_LIMITS,
+        domain: createDomainCache(), basePolicy: basePolicyOf, seedHarness: seedHarnessOf,
+      };
+      const plain = createModelActivities(deps);
+      const withTimings = createModelActivities({ ...deps, onRolloutTimings: (_l, x) => timed.push(x) });
+      const input = {
+        runId: 'timing', domain: 'math', step: 1, seed: 3, checkpoint: await store.put('checkpoint', basePolicyOf('math')),
+        harness: await store.put('harness', readFileSync(DEMO_HARNESS_FIXTURE, 'utf8')), cursor: { epoch: 0, offset: 0 },
+        prompts: 3, samplesPerPrompt: 2, sampling: { temperature: 1, topK: 20 }, acceptThreshold: 0.5,
+      };
+      const a = (await new MockActivityEnvironment().run(plain.rolloutBatch, input)) as RolloutBatchResult;
+      const b = (await new MockActivityEnvironment().run(withTimings.rolloutBatch, input)) as RolloutBatchResult;
+      assert.equal(timed.length, 1);
+      assert.ok(timed[0].sandboxMs > 0 && timed[0].totalMs > timed[0].samplingMs);
+      assert.equal(b.trajectories.sha256, a.trajectories.sha256);
+      assert.deepEqual(b, a);
+    } finally {
+      await sampler.close();
+      await harnesses.close();
+      await sandbox.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
