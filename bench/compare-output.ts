@@ -1,12 +1,12 @@
-// The comparison's results folder: results.json, results.md (the tables and the invocations) and one
-// Vega-Lite SVG per domain (test mean@8 against rollouts). Written atomically.
+// The comparison's results folder: results.json, results.md (the tables, each run's protocol and budget use, the
+// invocations) and one Vega-Lite SVG per domain (test mean@8 against rollouts, grid evaluations marked). Written atomically.
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/artifact-store';
 import { renderSvg } from '../audit/report';
 import { SIZES, type BenchSizes, type CompareOptions, type PlannedRun } from './compare-plan';
 import type { RunResult } from './compare-history';
-import { aggregate, type meanStd, type TableRow } from './compare-stats';
+import { aggregate, runProtocol, type meanStd, type TableRow } from './compare-stats';
 
 export const fmt = (x: number | null | undefined, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 
@@ -16,31 +16,72 @@ export function markdownTable(rows: TableRow[], peaks: Record<string, number | n
   const lines: string[] = [];
   for (const domain of [...new Set(rows.map((r) => r.domain))]) {
     lines.push(`### ${domain}`, '', `weights-only peak (mean over seeds of its best test mean@8): ${fmt(peaks[domain])}`, '');
-    lines.push('| method | seeds | best mean@8 | final mean@8 | rollouts used | rollouts to weights-only peak | wall time (s) |', '|---|---|---|---|---|---|---|');
+    // Final mean@8 is the primary figure; best (a maximum over evaluations) stands beside it.
+    lines.push('| method | protocol | seeds | final mean@8 | best mean@8 | rollouts used | within budget | rollouts to weights-only peak | wall time (s) |', '|---|---|---|---|---|---|---|---|---|');
     for (const r of rows.filter((x) => x.domain === domain)) {
       const toPeak = r.toPeak ? `${r.toPeak.mean.toFixed(0)} ± ${r.toPeak.std.toFixed(0)} (${r.reachedPeak}/${r.seeds} seeds)` : `not reached (0/${r.seeds} seeds)`;
-      lines.push(`| ${r.method} | ${r.seeds} | ${pm(r.best)} | ${pm(r.final)} | ${pm(r.rolloutsUsed, 0)} | ${toPeak} | ${pm(r.wallSeconds, 0)} |`);
+      const within = r.budgeted ? `${r.withinBudget}/${r.budgeted} runs` : '-';
+      lines.push(`| ${r.method} | ${r.protocols.join(', ')} | ${r.seeds} | ${pm(r.final)} | ${pm(r.best)} | ${pm(r.rolloutsUsed, 0)} | ${within} | ${toPeak} | ${pm(r.wallSeconds, 0)} |`);
     }
     lines.push('');
   }
   return lines.join('\n');
 }
 
-/** One plot per domain: test mean@8 against training + search rollouts, a line per (method, seed). */
+const yesNo = (x: boolean | null | undefined) => (x === null || x === undefined ? '-' : x ? 'yes' : '**no**');
+
+/**
+ * Each run's protocol and budget use, final mean@8 first with best beside it, and its grid points. A run from
+ * before these fields shows protocol none and dashes.
+ */
+export function runsMarkdown(results: RunResult[], domains: string[]): string {
+  const lines: string[] = [];
+  for (const domain of domains) {
+    const rs = results.filter((r) => r.domain === domain);
+    if (rs.length === 0) continue;
+    lines.push(`### ${domain}: runs`, '', '| method | seed | protocol | final mean@8 | best mean@8 | spent / max rollouts | unspent | within budget | grid points (exact rollouts) |', '|---|---|---|---|---|---|---|---|---|');
+    for (const r of rs) {
+      const b = r.budget ?? null;
+      const grid = r.grid?.length ? r.grid.map((g) => (g.atRollouts === g.gridPoint ? `${g.gridPoint}` : `${g.gridPoint} (${g.atRollouts})`)).join(', ') : '-';
+      lines.push(`| ${r.method} | ${r.seed} | ${runProtocol(r)} | ${fmt(r.finalMeanAt8)} | ${fmt(r.bestMeanAt8)} | ${b?.spentRollouts ?? r.rolloutsUsed} / ${b?.maxRollouts ?? '-'} | ${b?.unspentRollouts ?? '-'} | ${yesNo(b?.withinBudget)} | ${grid} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+/**
+ * One plot per domain: test mean@8 against training + search rollouts, a line per (method, seed); grid
+ * evaluations as filled diamonds at the exact rollout count they ran at, the grid points as faint rules.
+ */
 export function plotSpec(domain: string, results: RunResult[]): Record<string, unknown> {
-  const values = results.filter((r) => r.domain === domain).flatMap((r) => r.curve.map((p) => ({ method: r.method, seed: r.seed, rollouts: p.rollouts, meanAt8: p.meanAt8, label: p.label })));
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
-    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed`,
+  const rs = results.filter((r) => r.domain === domain);
+  const values = rs.flatMap((r) => r.curve.map((p) => ({ method: r.method, seed: r.seed, rollouts: p.rollouts, meanAt8: p.meanAt8, label: p.label })));
+  const grid = rs.flatMap((r) => (r.grid ?? []).map((g) => ({ method: r.method, seed: r.seed, gridPoint: g.gridPoint, rollouts: g.atRollouts, meanAt8: g.meanAt8 })));
+  const x = { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' };
+  const y = { field: 'meanAt8', type: 'quantitative', title: 'test mean@8' };
+  const color = { field: 'method', type: 'nominal' };
+  const layer: Record<string, unknown>[] = [{
     data: { values },
     mark: { type: 'line', point: true, opacity: 0.8 },
-    encoding: {
-      x: { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' },
-      y: { field: 'meanAt8', type: 'quantitative', title: 'test mean@8' },
-      color: { field: 'method', type: 'nominal' },
-      detail: { field: 'seed', type: 'nominal' },
-      tooltip: [{ field: 'method' }, { field: 'seed' }, { field: 'label' }, { field: 'meanAt8' }],
-    },
+    encoding: { x, y, color, detail: { field: 'seed', type: 'nominal' }, tooltip: [{ field: 'method' }, { field: 'seed' }, { field: 'label' }, { field: 'meanAt8' }] },
+  }];
+  if (grid.length) {
+    layer.unshift({
+      data: { values: [...new Set(grid.map((g) => g.gridPoint))].map((gridPoint) => ({ gridPoint })) },
+      mark: { type: 'rule', strokeDash: [3, 3], opacity: 0.3, color: '#888' },
+      encoding: { x: { field: 'gridPoint', type: 'quantitative' } },
+    });
+    layer.push({
+      data: { values: grid },
+      mark: { type: 'point', shape: 'diamond', filled: true, size: 80 },
+      encoding: { x, y, color, tooltip: [{ field: 'method' }, { field: 'seed' }, { field: 'gridPoint', title: 'grid point' }, { field: 'rollouts', title: 'exact rollouts' }, { field: 'meanAt8' }] },
+    });
+  }
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
+    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed${grid.length ? '; diamonds: grid evaluations' : ''}`,
+    layer,
   };
 }
 
@@ -56,7 +97,8 @@ interface ResultsFile {
   invocations: Invocation[];
   peaks: Record<string, number | null>;
   table: TableRow[];
-  runs: RunResult[];
+  /** Each run with its protocol ('none' before the field), budget use and grid (null when not recorded). */
+  runs: Array<RunResult & { protocol: string }>;
   missing: string[];
 }
 
@@ -76,7 +118,8 @@ export async function writeResults(out: string, opts: CompareOptions, planned: P
   const file: ResultsFile = {
     description: 'whale bench compare: test mean@8 (D_test) of each method at an equal budget of training + search rollouts; test rollouts are not charged',
     budget: opts.budget, sizes: { name: opts.sizes, ...SIZES[opts.sizes] }, domains: opts.domains, methods: opts.methods, seeds: opts.seeds,
-    invocations, peaks, table: rows, runs: results, missing,
+    invocations, peaks, table: rows, missing,
+    runs: results.map((r) => ({ ...r, protocol: runProtocol(r), budget: r.budget ?? null, grid: r.grid ?? null })),
   };
   const written: string[] = [];
   await writeFileAtomic(path.join(out, 'results.json'), JSON.stringify(file, null, 2) + '\n');
@@ -85,11 +128,14 @@ export async function writeResults(out: string, opts: CompareOptions, planned: P
   const md = [
     '# Method comparison (`whale bench compare`)', '',
     `Budget: ${opts.budget} training + search rollouts per run (test rollouts not charged); sizes \`${opts.sizes}\`; seeds ${opts.seeds.join(', ')}.`,
-    `Each cell is mean ± std over the finished seeds. Best mean@8 excludes the initial evaluation; "rollouts to weights-only peak" is the rollout count at the first test evaluation reaching the domain's weights-only peak.`,
+    `Each cell is mean ± std over the finished seeds. Final mean@8 is the primary figure; best mean@8, a maximum over the test evaluations, stands beside it and excludes the initial evaluation; "rollouts to weights-only peak" is the rollout count at the first test evaluation reaching the domain's weights-only peak.`,
+    'Protocol: how each run was held to its budget (docs/method.md, "Comparison protocols"); runs from before the protocols show `none`, and a dash where they did not record their budget use. "Within budget" counts the runs with a rollout cap that stayed within it.',
     `Wall time is workflow start to close and includes any time a run waited for a worker${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
     missing.length ? `\n**${missing.length} of ${planned.length} planned runs are not finished yet**; rerun the same command to continue.` : `\nAll ${planned.length} planned runs finished.`,
     '',
     markdownTable(rows, peaks),
+    '## Runs', '',
+    runsMarkdown(results, opts.domains),
     '## Invocations', '',
     ...invocations.map((i) => `- ${i.date}${i.finishedAt ? ` to ${i.finishedAt}` : ' (did not finish)'}: \`${i.command}\` (started ${i.started}, followed ${i.attached}, skipped ${i.skipped}, failed ${i.failed})`),
     '',

@@ -1,6 +1,11 @@
 // The comparison's statistics: mean ± std over seeds per (domain, method), the weights-only peak per domain,
-// and the rollouts each method needs to reach it.
+// the rollouts each method needs to reach it, and each run's protocol and budget use.
 import type { RunResult } from './compare-history';
+
+/** A run's comparison protocol: 'none' for a run from before the field (it ran under what is now 'none'). */
+export function runProtocol(r: RunResult): string {
+  return r.budget?.protocol ?? 'none';
+}
 
 export function meanStd(xs: number[]): { mean: number; std: number; n: number } | null {
   if (xs.length === 0) return null;
@@ -20,6 +25,11 @@ export interface TableRow {
   toPeak: ReturnType<typeof meanStd>;
   reachedPeak: number;
   wallSeconds: ReturnType<typeof meanStd>;
+  /** The protocols its runs ran under ('none' for runs from before the field), sorted. */
+  protocols: string[];
+  /** Runs held to a rollout cap (maxRollouts) and how many stayed within it. */
+  budgeted: number;
+  withinBudget: number;
 }
 
 /** Aggregates results per (domain, method). The weights-only peak is the mean over seeds of its best mean@8. */
@@ -41,6 +51,9 @@ export function aggregate(results: RunResult[], methods: string[], domains: stri
         rolloutsUsed: meanStd(rs.map((r) => r.rolloutsUsed)),
         toPeak: meanStd(reach), reachedPeak: reach.length,
         wallSeconds: meanStd(rs.map((r) => r.wallSeconds)),
+        protocols: [...new Set(rs.map(runProtocol))].sort(),
+        budgeted: rs.filter((r) => r.budget?.withinBudget != null).length,
+        withinBudget: rs.filter((r) => r.budget?.withinBudget === true).length,
       });
     }
   }

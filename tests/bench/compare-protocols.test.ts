@@ -1,15 +1,19 @@
 // The bench's run configs under the comparison protocols (pure, no server): at the three-epochs sizes every
 // method expands under protocol equal at the same rollout budget, paper: tokens budget weight steps only, the
 // preregistered preset is the whale-fixed:0.6:6 run, the default sizes still plan the committed runs' ids, and
-// a run's result carries its protocol, budget use and evaluation grid.
+// a run's result carries its protocol, budget use and evaluation grid, which results.md, results.json and the
+// plots show (final mean@8 first), with none and dashes for a committed run from before the fields.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DEFAULT_BUDGET, DEFAULT_METHODS, SIZES, benchRunConfig, benchWorkflowId, parseMethod } from '../../bench/compare-plan';
 import { expandRunConfig, type RunConfig } from '../../workflows/run-config';
 import { ROOT } from '../workflows/env';
-import { resultFromHistories } from '../../bench/compare-history';
+import { resultFromHistories, type RunResult } from '../../bench/compare-history';
+import { markdownTable, plotSpec, runsMarkdown, writeResults } from '../../bench/compare-output';
+import { aggregate } from '../../bench/compare-stats';
 import { readHistoryFiles } from '../../audit/timeline';
 
 const BUDGET = 15_360;
@@ -71,5 +75,49 @@ describe('bench configs under the comparison protocols', () => {
     assert.deepEqual(r.budget, { protocol: 'equal', maxRollouts: 190, totalWeightSteps: 10, spentRollouts: 180, unspentRollouts: 10, withinBudget: true });
     assert.deepEqual(r.grid?.map((g) => [g.gridPoint, g.atRollouts]), [[50, 60], [100, 100], [150, 160]]);
     assert.equal(r.rolloutsUsed, 180);
+  });
+
+  it('results.md, results.json and the plots show each run\'s protocol, budget use, final then best mean@8 and its grid', async () => {
+    const histories = readHistoryFiles([path.join(ROOT, 'tests', 'histories', 'v1', 'equal-budget-grid.json')]);
+    const recorded = resultFromHistories({ domain: 'math', method: 'whale-fixed:0.3:3', seed: 0, workflowId: 'grid-fixed', input: {} }, histories);
+    assert.ok(recorded);
+    // A committed run from before the fields: its cached result has neither budget nor grid.
+    const committed = (JSON.parse(readFileSync(path.join(ROOT, 'reports', 'bench', 'compare', 'results.json'), 'utf8')) as { runs: RunResult[] }).runs;
+    const older = committed.find((r) => r.domain === 'math' && r.method === 'weights-only');
+    assert.ok(older && older.budget === undefined && older.grid === undefined, 'the committed comparison predates the fields');
+    const results = [older, recorded];
+    const methods = ['weights-only', 'whale-fixed:0.3:3'];
+
+    const table = markdownTable(aggregate(results, methods, ['math']).rows, { math: older.bestMeanAt8 });
+    assert.match(table, /\| method \| protocol \| seeds \| final mean@8 \| best mean@8 \| rollouts used \| within budget \|/);
+    assert.match(table, new RegExp(`\\| weights-only \\| none \\| 1 \\| ${older.finalMeanAt8!.toFixed(4)} ± 0\\.0000 \\| ${older.bestMeanAt8!.toFixed(4)} ± 0\\.0000 \\| ${older.rolloutsUsed} ± 0 \\| - \\|`));
+    assert.match(table, /\| whale-fixed:0\.3:3 \| equal \| 1 \| 0\.6000 ± 0\.0000 \| 0\.6000 ± 0\.0000 \| 180 ± 0 \| 1\/1 runs \|/);
+
+    const runs = runsMarkdown(results, ['math']);
+    assert.match(runs, /\| whale-fixed:0\.3:3 \| 0 \| equal \| 0\.6000 \| 0\.6000 \| 180 \/ 190 \| 10 \| yes \| 50 \(60\), 100, 150 \(160\) \|/);
+    assert.match(runs, new RegExp(`\\| weights-only \\| ${older.seed} \\| none \\| ${older.finalMeanAt8!.toFixed(4)} \\| ${older.bestMeanAt8!.toFixed(4)} \\| ${older.rolloutsUsed} / - \\| - \\| - \\| - \\|`));
+
+    const spec = plotSpec('math', results) as { layer: Array<{ mark: { type: string; shape?: string }; data: { values: Array<Record<string, unknown>> } }> };
+    assert.deepEqual(spec.layer.map((l) => l.mark.type), ['rule', 'line', 'point']);
+    assert.deepEqual(spec.layer[0].data.values, [{ gridPoint: 50 }, { gridPoint: 100 }, { gridPoint: 150 }]);
+    assert.equal(spec.layer[2].mark.shape, 'diamond');
+    assert.deepEqual(spec.layer[2].data.values.map((v) => [v.gridPoint, v.rollouts, v.meanAt8]), [[50, 60, 0.3], [100, 100, 0.3], [150, 160, 0.5]]);
+    assert.deepEqual((plotSpec('math', [older]) as { layer: Array<{ mark: { type: string } }> }).layer.map((l) => l.mark.type), ['line'], 'no grid: no grid marks');
+
+    const out = mkdtempSync(path.join(tmpdir(), 'whale-compare-out-'));
+    try {
+      const planned = results.map((r) => ({ domain: r.domain, method: r.method, seed: r.seed, workflowId: r.workflowId, input: {} }));
+      const opts = { domains: ['math'], seeds: [0], methods, budget: 190, sizes: 'tiny' as const, out, parallel: 1, workers: 'none' as const, plan: false };
+      await writeResults(out, opts, planned, results, []);
+      const file = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { runs: Array<RunResult & { protocol: string }> };
+      assert.deepEqual(file.runs.map((r) => [r.protocol, r.budget?.withinBudget ?? null, r.grid?.length ?? null, r.finalMeanAt8, r.bestMeanAt8]), [
+        ['none', null, null, older.finalMeanAt8, older.bestMeanAt8], ['equal', true, 3, 0.6, 0.6],
+      ]);
+      const md = readFileSync(path.join(out, 'results.md'), 'utf8');
+      assert.ok(md.includes(runs), 'results.md holds the runs table');
+      assert.match(readFileSync(path.join(out, 'test-mean-at-8-math.svg'), 'utf8'), /^<svg[\s\S]*grid evaluations/);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });

@@ -88,8 +88,12 @@ describe('whale bench compare', () => {
     const expected = markdownTable(aggregate(results.runs, ['weights-only', 'harness-only'], ['math']).rows, { math: wo.bestMeanAt8 });
     assert.ok(md.includes(expected), `results.md must hold the table computed from results.json:\n${md}`);
     const row = (m: string) => md.split('\n').find((l) => l.startsWith(`| ${m} |`));
-    assert.match(row('weights-only') ?? '', new RegExp(`^\\| weights-only \\| 1 \\| ${wo.bestMeanAt8!.toFixed(4)} ± 0\\.0000 \\| ${wo.finalMeanAt8!.toFixed(4)} ± 0\\.0000 \\| 8 ± 0 \\| \\d+ ± 0 \\(1/1 seeds\\) \\|`));
+    // Protocol none (the tiny sizes'), final mean@8 before best, the weights-only run within its 8-rollout cap.
+    assert.match(row('weights-only') ?? '', new RegExp(`^\\| weights-only \\| none \\| 1 \\| ${wo.finalMeanAt8!.toFixed(4)} ± 0\\.0000 \\| ${wo.bestMeanAt8!.toFixed(4)} ± 0\\.0000 \\| 8 ± 0 \\| 1/1 runs \\| \\d+ ± 0 \\(1/1 seeds\\) \\|`));
     assert.ok(row('harness-only'), md);
+    // Each run's line: protocol and budget use, recorded by the run itself.
+    assert.deepEqual(results.runs.map((x) => [x.budget?.protocol, x.budget?.spentRollouts]), [['none', 8], ['none', ho.rolloutsUsed]]);
+    assert.ok(md.includes(`| weights-only | 0 | none | ${wo.finalMeanAt8!.toFixed(4)} | ${wo.bestMeanAt8!.toFixed(4)} | 8 / 8 | 0 | yes | - |`), md);
     const svg = readFileSync(path.join(out, 'test-mean-at-8-math.svg'), 'utf8');
     assert.match(svg, /^<svg/);
     assert.match(svg, /weights-only/);
