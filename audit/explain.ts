@@ -71,8 +71,18 @@ export function explainPhases(t: Timeline): PhaseExplanation[] {
     const plan = stageAt(config, stage);
     if (!plan) break;
     if (plan.kind === 'weight') {
-      if (stepIdx >= t.steps.length) break;
       const index = out.filter((p) => p.kind === 'weight').length + 1;
+      // The workflow checks the budget before each step too: a phase that starts with the budget reached (a
+      // harness phase ended above it) ends with no step.
+      const doneSteps = t.steps[stepIdx - 1]?.step ?? 0;
+      const spentNow = Math.max(t.steps[stepIdx - 1]?.atRollouts ?? 0, t.harnessPhases[harnessIdx - 1]?.atRollouts ?? 0);
+      const gateNow = equal ? weightStepBudget(equal, spentNow) : null;
+      if (runBudgetReached(doneSteps, config.budget.totalWeightSteps, { training: spentNow, search: 0, test: 0 }, config.budget.maxRollouts) || (gateNow !== null && !gateNow.allowed)) {
+        const rule = `budget reached before step ${doneSteps + 1}: ${doneSteps}/${config.budget.totalWeightSteps} weight steps, ${spentNow} rollouts${config.budget.maxRollouts === null ? '' : ` of ${config.budget.maxRollouts}`}`;
+        out.push({ kind: 'weight', index, startStep: doneSteps, endStep: doneSteps, proposalRounds: 0, rule, recordedRule: null, matches: null, trace: [] });
+        break;
+      }
+      if (stepIdx >= t.steps.length) break;
       const start = stepIdx;
       let patience = initialWeightPatience();
       let rule = 'the history ends inside this phase (run still going, or stopped)';

@@ -83,6 +83,20 @@ describe('audit from recorded histories', () => {
     assert.match(w2.rule, /^budget reached: 7\/10 weight steps, 180 rollouts \(budget spent: rest 10 rollouts < one weight step of 20\)/);
   });
 
+  it('explains a weight phase that ends before its first step: a harness phase ended above the rollout cap', () => {
+    // The recorded run cut after its harness phase (100 rollouts) under protocol none with a cap of 90: the
+    // workflow checks the budget before the next step and ends the weight phase with none (and the run).
+    const t = buildTimeline('equal-budget-grid', readHistoryFiles([path.join(H, 'equal-budget-grid.json')]));
+    assert.ok(t.config);
+    t.config.budget = { ...t.config.budget, protocol: 'none', maxRollouts: 90 };
+    t.patches = [];
+    t.steps = t.steps.slice(0, 3);
+    t.recordedPhases = [...t.recordedPhases.slice(0, 2), { ...t.recordedPhases[2], startStep: 3, endStep: 3, rule: 'budget reached before step 4' }];
+    const phases = explainPhases(t);
+    assert.deepEqual(phases.map((p) => [p.kind, p.index, p.startStep, p.endStep, p.matches]), [['weight', 1, 0, 3, true], ['harness', 1, 3, 3, true], ['weight', 2, 3, 3, true]]);
+    assert.equal(phases[2].rule, 'budget reached before step 4: 3/10 weight steps, 100 rollouts of 90');
+  });
+
   it('counts epochs over the weight.taskLimit subset, not the whole D_weight', () => {
     const t = buildTimeline('fixed-schedule', readHistoryFiles([path.join(H, 'fixed-schedule.json')]));
     assert.ok(t.config && t.splitSizes);
