@@ -57,7 +57,8 @@ describe('Worker Versioning: a run in flight moves to the new version at a phase
   it('continues as new from build A onto build B, finishes on B, and both histories replay', async () => {
     const a = await resolveWorkflowBundle('rebuild', () => undefined);
     // Build B: the same workflow code with different bytes, so a different hash and build id.
-    const bCode = `${readFileSync(a.codePath, 'utf8')}\n// next build\n`;
+    // The marker goes first: the bundle ends with its inline source map, which must stay the last line.
+    const bCode = `// next build\n${readFileSync(a.codePath, 'utf8')}`;
     const bHash = createHash('sha256').update(bCode).digest('hex').slice(0, 16);
     const bPath = path.join(work, `${bHash}.js`);
     writeFileSync(bPath, bCode);
