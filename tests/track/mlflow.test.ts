@@ -34,14 +34,22 @@ const metricsPorts = { orchestration: 0, model: 0 };
 
 before(async () => {
   if (SKIP) return;
-  const port = await freePort();
-  mlflowUri = `http://127.0.0.1:${port}`;
-  mlflow = spawn(MLFLOW, ['server', '--host', '127.0.0.1', '--port', String(port), '--workers', '1',
-    '--backend-store-uri', `sqlite:///${path.join(work, 'mlflow.db')}`, '--artifacts-destination', path.join(work, 'mlflow-artifacts')],
-  // No background job runner (a dozen worker processes for GenAI jobs this test does not use).
-  { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false' } });
-  mlflow.stdout?.on('data', (d: Buffer) => (mlflowOut += d.toString()));
-  mlflow.stderr?.on('data', (d: Buffer) => (mlflowOut += d.toString()));
+  // A free port can be taken by a test running beside this one during mlflow's ~10 s start-up: then start again
+  // on another (at most 3 tries), as the bind error says.
+  let tries = 0;
+  const startMlflow = async (): Promise<void> => {
+    tries++;
+    const port = await freePort();
+    mlflowUri = `http://127.0.0.1:${port}`;
+    mlflowOut = '';
+    mlflow = spawn(MLFLOW, ['server', '--host', '127.0.0.1', '--port', String(port), '--workers', '1',
+      '--backend-store-uri', `sqlite:///${path.join(work, 'mlflow.db')}`, '--artifacts-destination', path.join(work, 'mlflow-artifacts')],
+    // No background job runner (a dozen worker processes for GenAI jobs this test does not use).
+    { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MLFLOW_SERVER_ENABLE_JOB_EXECUTION: 'false' } });
+    mlflow.stdout?.on('data', (d: Buffer) => (mlflowOut += d.toString()));
+    mlflow.stderr?.on('data', (d: Buffer) => (mlflowOut += d.toString()));
+  };
+  await startMlflow();
   metricsPorts.orchestration = await freePort();
   metricsPorts.model = await freePort();
   // The per-kind variables: the three workers `whale dev` starts share one environment.
@@ -49,7 +57,10 @@ before(async () => {
   process.env.WHALE_METRICS_ADDRESS_MODEL = `127.0.0.1:${metricsPorts.model}`;
   cluster = await startProductCluster('track');
   await waitFor('mlflow server /health', async () => {
-    if (mlflow?.exitCode !== null) throw new Error(`mlflow server exited:\n${mlflowOut}`);
+    if (mlflow?.exitCode !== null) {
+      if (/address already in use/.test(mlflowOut) && tries < 3) { await startMlflow(); return undefined; }
+      throw new Error(`mlflow server exited:\n${mlflowOut}`);
+    }
     const r = await fetch(`${mlflowUri}/health`).catch(() => null);
     return r?.ok ? true : undefined;
   }, 300_000);
