@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { writeFileAtomic } from '../../store/artifact-store';
 import type { Checkpoint } from './checkpoint';
 import { ModelConfig, paramLayout } from '../config';
-import { hfConfigJson, tokenizerConfigJson } from './transformers-js-export';
+import { hfConfigJson, tokenizerConfigJson, writeFolderFiles } from './transformers-js-export';
 import { decodeSafetensors, encodeSafetensors, type Tensor } from './safetensors';
 import { SPECIAL_TOKENS, SPECIAL_TOKEN_TEXT, VOCAB_SIZE, tokenizerJson } from '../tokenizer';
 import { WhaleError } from '../../common/errors';
@@ -44,13 +44,7 @@ export async function exportHfFolder(ck: Checkpoint, dir: string): Promise<strin
     ['tokenizer_config.json', JSON.stringify({ ...tokenizerConfigJson(), chat_template: CHAT_TEMPLATE }, null, 2)],
     ['chat_template.jinja', CHAT_TEMPLATE],
   ];
-  const written: string[] = [];
-  for (const [name, data] of files) {
-    const p = path.join(dir, name);
-    await writeFileAtomic(p, data);
-    written.push(p);
-  }
-  return written;
+  return writeFolderFiles(dir, files);
 }
 
 async function readJson(file: string, what: string): Promise<Record<string, unknown>> {

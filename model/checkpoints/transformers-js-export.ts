@@ -52,6 +52,11 @@ export async function exportForTransformersJs(ck: Checkpoint, dir: string): Prom
     ['tokenizer_config.json', JSON.stringify(tokenizerConfigJson(), null, 2)],
     ['onnx/model.onnx', buildHfDecoderGraph(ck.config, ck.params)],
   ];
+  return writeFolderFiles(dir, files);
+}
+
+/** Writes each (relative name, bytes) into dir atomically, in order; returns the written paths. */
+export async function writeFolderFiles(dir: string, files: [string, string | Uint8Array][]): Promise<string[]> {
   const written: string[] = [];
   for (const [name, data] of files) {
     const p = path.join(dir, name);
