@@ -20,6 +20,7 @@ import { connectClient } from '../workers/connection';
 import { writeFileAtomic } from '../store/artifact-store';
 import { fetchLatestChain } from './compare';
 import { formatRolloutBreakdown, rolloutBreakdown, type RolloutBreakdown } from './rollout-breakdown';
+import { formatTrainerProfile, profileTrainer, type TrainerProfile } from './trainer-profile';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -140,6 +141,8 @@ export interface RuntimeBenchOptions {
   workflowId?: string;
   out?: string;
   command: string;
+  /** Also profile the trainer's graph per node (bench/trainer-profile.ts): a few seconds more. */
+  profile?: boolean;
 }
 
 export interface RuntimeBenchReport {
@@ -157,6 +160,8 @@ export interface RuntimeBenchReport {
   overhead: OverheadMeasure;
   /** A rollout batch of the demo preset's size (math) under h0 and the frozen accepted demo harness, by part. */
   rollouts: RolloutBreakdown[];
+  /** With --profile: where the step's graph time goes, by op group and forward / backward. */
+  trainerProfile?: TrainerProfile;
   targets: { trainVsMatmul: boolean; trainVsTorch: boolean | null; overhead: boolean };
 }
 
@@ -183,6 +188,8 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   write(`ORT MatMul on the block shapes (same threads, same process): ${train.matmulGflops.toFixed(1)} GFLOP/s -> ratio ${ratioToMatmul.toFixed(2)} (target >= 0.5)`);
   const ph = train.phases;
   write(`weight step breakdown (medians): packing ${ph.packMs.toFixed(1)} ms, forward + backward graphs ${ph.graphMs.toFixed(1)} ms, gradient combine + AdamW ${ph.optimizerMs.toFixed(1)} ms, worker transfer ${ph.transferMs.toFixed(1)} ms`);
+  const trainerProfile = o.profile ? await profileTrainer({ preset: PRESET, rows: ROWS, seqLen: SEQ, threads: o.threads, runs: o.quick ? 3 : 5 }) : undefined;
+  if (trainerProfile) for (const line of formatTrainerProfile(trainerProfile, { medianMs: train.medianMs, graphMs: ph.graphMs, matmulGflops: train.matmulGflops })) write(line);
   // Deterministic mode (weight.deterministic) at the same threads: the preset shape, and rows of 1024 tokens.
   const deterministic: RuntimeBenchReport['deterministic'] = [];
   for (const [rows, seqLen] of [[ROWS, SEQ], [4, 1024]] as const) {
@@ -222,6 +229,7 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   const report: RuntimeBenchReport = {
     command: o.command, date: new Date().toISOString(), machine: { cpus: os.cpus().length, loadAvgStart: loadStart, loadAvgEnd: loadEnd },
     preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, torch: torchReport, torchSkipped: torch.reason, overhead, rollouts,
+    ...(trainerProfile ? { trainerProfile } : {}),
     targets: { trainVsMatmul: ratioToMatmul >= 0.5, trainVsTorch: torchReport ? torchReport.trainRatio >= 1 : null, overhead: overhead.overheadFraction <= 0.1 },
   };
   if (o.out) {

@@ -98,14 +98,15 @@ export function registerBenchCommand(program: Command): void {
     .option('--workflow-id <id>', 'or a finished run on the server, for the orchestration overhead')
     .option('--out <file>', 'also write the results as JSON here')
     .option('--json', 'print the results as one JSON document on stdout; the readable report goes to stderr')
-    .action(async (o: { threads: string; steps: string; quick?: boolean; python: string; history?: string; workflowId?: string; out?: string; json?: boolean }) => {
+    .option('--profile', 'also profile the trainer\'s graph per node (onnxruntime session profiling): time by op group and forward/backward, the matmul nodes\' GFLOP/s against the MatMul reference, and the factors that make up trainer/MatMul (about 10 s more)')
+    .action(async (o: { threads: string; steps: string; quick?: boolean; python: string; history?: string; workflowId?: string; out?: string; json?: boolean; profile?: boolean }) => {
       // Loaded on use (it loads onnxruntime-node); require, as `bin/whale.js` registers tsx for CommonJS only.
       const { runRuntimeBench } = require('../bench/runtime') as typeof import('../bench/runtime');
       const threads = Number(o.threads);
       const steps = Number(o.steps);
       if (!Number.isInteger(threads) || threads < 1) throw new Error(`--threads must be a whole number >= 1, got '${o.threads}'`);
       if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps must be a whole number >= 1, got '${o.steps}'`);
-      const options = { threads, steps, quick: Boolean(o.quick), python: o.python, history: o.history, workflowId: o.workflowId, out: o.out, command: commandLine(process.argv) };
+      const options = { threads, steps, quick: Boolean(o.quick), python: o.python, history: o.history, workflowId: o.workflowId, out: o.out, command: commandLine(process.argv), profile: Boolean(o.profile) };
       if (o.json) printJson(await runRuntimeBench(options, (s) => process.stderr.write(s + '\n')));
       else await runRuntimeBench(options);
     });
