@@ -7,6 +7,7 @@ import { renderSvg } from '../audit/report';
 import { SIZES, type BenchSizes, type CompareOptions, type PlannedRun } from './compare-plan';
 import type { RunResult } from './compare-history';
 import { aggregate, runProtocol, type meanStd, type TableRow } from './compare-stats';
+import { claimsMarkdown, computeClaims, isSweep, PREREGISTERED, type Claims } from './compare-claims';
 
 export const fmt = (x: number | null | undefined, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 
@@ -61,7 +62,15 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   const x = { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' };
   const y = { field: 'meanAt8', type: 'quantitative', title: 'test mean@8' };
   const color = { field: 'method', type: 'nominal' };
-  const layer: Record<string, unknown>[] = [{
+  // Seed bands: min to max over seeds per method, where the seeds share their x (the grid points; without a
+  // grid, the rollout counts of the test curve, equal across seeds for the fixed schedules).
+  const bandValues = grid.length ? grid.map((g) => ({ method: g.method, x: g.gridPoint, meanAt8: g.meanAt8 })) : values.map((v) => ({ method: v.method, x: v.rollouts, meanAt8: v.meanAt8 }));
+  const band = {
+    data: { values: bandValues },
+    mark: { type: 'area', opacity: 0.15 },
+    encoding: { x: { field: 'x', type: 'quantitative' }, y: { aggregate: 'min', field: 'meanAt8', type: 'quantitative' }, y2: { aggregate: 'max', field: 'meanAt8' }, color },
+  };
+  const layer: Record<string, unknown>[] = [band, {
     data: { values },
     mark: { type: 'line', point: true, opacity: 0.8 },
     encoding: { x, y, color, detail: { field: 'seed', type: 'nominal' }, tooltip: [{ field: 'method' }, { field: 'seed' }, { field: 'label' }, { field: 'meanAt8' }] },
@@ -80,7 +89,7 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   }
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
-    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed${grid.length ? '; diamonds: grid evaluations' : ''}`,
+    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed; bands: min to max over seeds${grid.length ? ' at each grid point; diamonds: grid evaluations' : ''}`,
     layer,
   };
 }
@@ -96,7 +105,10 @@ interface ResultsFile {
   seeds: number[];
   invocations: Invocation[];
   peaks: Record<string, number | null>;
+  /** Every (domain, method) row, the sweep configurations included (they are flagged in `claims.sweep`). */
   table: TableRow[];
+  /** The preregistered configuration, the claims checked against it, the levers, and the sweep. */
+  claims: Claims;
   /** Each run with its protocol ('none' before the field), budget use and grid (null when not recorded). */
   runs: Array<RunResult & { protocol: string }>;
   missing: string[];
@@ -113,12 +125,16 @@ export function previousInvocations(out: string): Invocation[] {
 /** Writes results.json, results.md and one SVG per domain from the results at hand (finished runs only). */
 export async function writeResults(out: string, opts: CompareOptions, planned: PlannedRun[], results: RunResult[], invocations: Invocation[]): Promise<string[]> {
   const { rows, peaks } = aggregate(results, opts.methods, opts.domains);
+  const preregistered = PREREGISTERED[opts.sizes] ?? null;
+  const claims = computeClaims(results, opts.domains, preregistered);
+  // The main table holds the preregistered WHALE only; other WHALE configurations are the sweep's (claims section).
+  const mainRows = preregistered ? rows.filter((r) => !isSweep(r.method, preregistered.token)) : rows;
   const done = new Set(results.map((r) => r.workflowId));
   const missing = planned.filter((p) => !done.has(p.workflowId)).map((p) => p.workflowId);
   const file: ResultsFile = {
     description: 'whale bench compare: test mean@8 (D_test) of each method at an equal budget of training + search rollouts; test rollouts are not charged',
     budget: opts.budget, sizes: { name: opts.sizes, ...SIZES[opts.sizes] }, domains: opts.domains, methods: opts.methods, seeds: opts.seeds,
-    invocations, peaks, table: rows, missing,
+    invocations, peaks, table: rows, claims, missing,
     runs: results.map((r) => ({ ...r, protocol: runProtocol(r), budget: r.budget ?? null, grid: r.grid ?? null })),
   };
   const written: string[] = [];
@@ -133,7 +149,10 @@ export async function writeResults(out: string, opts: CompareOptions, planned: P
     `Wall time is workflow start to close and includes any time a run waited for a worker${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
     missing.length ? `\n**${missing.length} of ${planned.length} planned runs are not finished yet**; rerun the same command to continue.` : `\nAll ${planned.length} planned runs finished.`,
     '',
-    markdownTable(rows, peaks),
+    `Harness search: ${claims.harnessSearch}.`,
+    '',
+    markdownTable(mainRows, peaks),
+    claimsMarkdown(claims),
     '## Runs', '',
     runsMarkdown(results, opts.domains),
     '## Invocations', '',

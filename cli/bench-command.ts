@@ -16,12 +16,13 @@ function list(value: string): string[] {
   return value.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-/** `--seeds 3` means seeds 0, 1, 2; `--seeds 4,7` names them. */
+/** `--seeds 3` means seeds 0, 1, 2; `--seeds 4,7` names them; `--seeds 5,` is seed 5 alone (a list of one). */
 export function parseSeeds(value: string): number[] {
   const parts = list(value);
-  const bad = () => new Error(`--seeds must be a count (3 = seeds 0,1,2) or a comma-separated list of seeds (0,1,2); got '${value}'`);
+  const bad = () => new Error(`--seeds must be a count (3 = seeds 0,1,2) or a comma-separated list of seeds (0,1,2; one seed alone with a trailing comma: 5,); got '${value}'`);
   if (parts.length === 1 && !value.includes(',')) {
     const n = Number(parts[0]);
+    if (n === 0) throw new Error(`--seeds 0 is a count of zero seeds: to run seed 0 alone write --seeds 0, (a list of one seed) or --seeds 1 (the first seed, 0)`);
     if (!Number.isInteger(n) || n < 1) throw bad();
     return Array.from({ length: n }, (_, i) => i);
   }
@@ -56,7 +57,7 @@ export function registerBenchCommand(program: Command): void {
     .command('compare')
     .description('run every method on each domain at an equal rollout budget over several seeds, as real workflow runs; resumable (rerun the same command to continue)')
     .option('--domains <list>', 'comma-separated domains', DOMAINS.join(','))
-    .option('--seeds <n|list>', 'number of seeds (0..n-1) or a comma-separated list', '3')
+    .option('--seeds <n|list>', 'number of seeds (0..n-1) or a comma-separated list (one seed alone: 5,)', '3')
     .option('--methods <list>', 'comma-separated: weights-only, harness-only, stagewise, stagewise-harness-first, prompt-only, whale-adaptive, whale-fixed:E:I; paper:<weights-only|whale-adaptive|whale-fixed:E:I> for the paper protocol', DEFAULT_METHODS.join(','))
     .option('--budget <rollouts>', 'training + search rollouts per run', String(DEFAULT_BUDGET))
     .option('--sizes <name>', `run sizes: ${Object.keys(SIZES).join(' | ')} (tiny only proves the machinery)`, 'default')

@@ -59,15 +59,23 @@ export async function stopProcesses(workers: readonly ChildProcess[], server: Ch
 
 const millis = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number => (t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : NaN);
 
-/** Pollers of a task queue seen in the last two minutes (long polls last about a minute). */
-export async function livePollers(client: Client, name: string, type: temporal.api.enums.v1.TaskQueueType): Promise<number> {
+/**
+ * How long after its last poll a poller counts as live. The server lists a poller for minutes after its worker
+ * died, with the time of its last poll: a live idle worker polls again each time its long poll ends (measured on
+ * the dev server, Temporal 1.32: at most about 55 s apart), a killed one never does. 70 s keeps every live worker
+ * and drops a dead one at most 70 s after its last poll (two minutes, as before, left a resumed bench waiting).
+ */
+export const POLLER_LIVE_MS = 70_000;
+
+/** Pollers of a task queue that polled within `liveMs`. */
+export async function livePollers(client: Client, name: string, type: temporal.api.enums.v1.TaskQueueType, liveMs = POLLER_LIVE_MS): Promise<number> {
   const res = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name }, taskQueueType: type });
-  const recent = Date.now() - 120_000;
+  const recent = Date.now() - liveMs;
   return (res.pollers ?? []).filter((p) => millis(p.lastAccessTime as never) >= recent).length;
 }
 
-/** The worker kinds whose task queue nobody polls now. */
-export async function unpolledKinds(client: Client, config: TemporalConfig): Promise<WorkerKind[]> {
+/** The worker kinds whose task queue no live poller polls now (`liveMs`: see POLLER_LIVE_MS). */
+export async function unpolledKinds(client: Client, config: TemporalConfig, liveMs = POLLER_LIVE_MS): Promise<WorkerKind[]> {
   const T = temporal.api.enums.v1.TaskQueueType;
   const queues: [WorkerKind, string, temporal.api.enums.v1.TaskQueueType][] = [
     ['orchestration', config.taskQueues.orchestration, T.TASK_QUEUE_TYPE_WORKFLOW],
@@ -75,6 +83,6 @@ export async function unpolledKinds(client: Client, config: TemporalConfig): Pro
     ['proposer', config.taskQueues.proposer, T.TASK_QUEUE_TYPE_ACTIVITY],
   ];
   const idle: WorkerKind[] = [];
-  for (const [kind, queue, type] of queues) if ((await livePollers(client, queue, type)) === 0) idle.push(kind);
+  for (const [kind, queue, type] of queues) if ((await livePollers(client, queue, type, liveMs)) === 0) idle.push(kind);
   return idle;
 }

@@ -98,11 +98,12 @@ describe('bench configs under the comparison protocols', () => {
     assert.match(runs, new RegExp(`\\| weights-only \\| ${older.seed} \\| none \\| ${older.finalMeanAt8!.toFixed(4)} \\| ${older.bestMeanAt8!.toFixed(4)} \\| ${older.rolloutsUsed} / - \\| - \\| - \\| - \\|`));
 
     const spec = plotSpec('math', results) as { layer: Array<{ mark: { type: string; shape?: string }; data: { values: Array<Record<string, unknown>> } }> };
-    assert.deepEqual(spec.layer.map((l) => l.mark.type), ['rule', 'line', 'point']);
+    assert.deepEqual(spec.layer.map((l) => l.mark.type), ['rule', 'area', 'line', 'point']);
     assert.deepEqual(spec.layer[0].data.values, [{ gridPoint: 50 }, { gridPoint: 100 }, { gridPoint: 150 }]);
-    assert.equal(spec.layer[2].mark.shape, 'diamond');
-    assert.deepEqual(spec.layer[2].data.values.map((v) => [v.gridPoint, v.rollouts, v.meanAt8]), [[50, 60, 0.3], [100, 100, 0.3], [150, 160, 0.5]]);
-    assert.deepEqual((plotSpec('math', [older]) as { layer: Array<{ mark: { type: string } }> }).layer.map((l) => l.mark.type), ['line'], 'no grid: no grid marks');
+    assert.equal(spec.layer[3].mark.shape, 'diamond');
+    assert.deepEqual(spec.layer[1].data.values.map((v) => [v.x, v.meanAt8]), [[50, 0.3], [100, 0.3], [150, 0.5]], 'the seed band spans the grid points');
+    assert.deepEqual(spec.layer[3].data.values.map((v) => [v.gridPoint, v.rollouts, v.meanAt8]), [[50, 60, 0.3], [100, 100, 0.3], [150, 160, 0.5]]);
+    assert.deepEqual((plotSpec('math', [older]) as { layer: Array<{ mark: { type: string } }> }).layer.map((l) => l.mark.type), ['area', 'line'], 'no grid: no grid marks, the band over the curve');
 
     const out = mkdtempSync(path.join(tmpdir(), 'whale-compare-out-'));
     try {

@@ -135,7 +135,9 @@ describe('whale bench compare', () => {
   it('rejects a bad method, seeds or sizes with the accepted forms', () => {
     const base = { domains: 'math', seeds: '3', methods: 'weights-only', budget: '8', sizes: 'tiny', out, parallel: '1', workers: 'auto' };
     assert.throws(() => compareOptions({ ...base, methods: 'whale-fixed:x' }), /unknown method 'whale-fixed:x'.*whale-fixed:E:I/);
-    assert.throws(() => compareOptions({ ...base, seeds: '0' }), /--seeds must be a count/);
+    assert.throws(() => compareOptions({ ...base, seeds: '0' }), /--seeds 0 is a count of zero seeds: to run seed 0 alone write --seeds 0, /);
+    assert.throws(() => compareOptions({ ...base, seeds: '-1' }), /--seeds must be a count .*one seed alone with a trailing comma: 5,/);
+    assert.deepEqual([compareOptions({ ...base, seeds: '0,' }).seeds, compareOptions({ ...base, seeds: '5,' }).seeds, compareOptions({ ...base, seeds: '2' }).seeds], [[0], [5], [0, 1]]);
     assert.throws(() => compareOptions({ ...base, sizes: 'huge' }), /--sizes must be default or tiny/);
     assert.deepEqual(compareOptions({ ...base, seeds: '4,7' }).seeds, [4, 7]);
     assert.deepEqual(compareOptions(base).seeds, [0, 1, 2]);
