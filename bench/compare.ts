@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
-import { ensureDevServer, startWorkers, stopProcesses, unpolledKinds, type WorkerSpec } from '../cli/local-processes';
+import { ensureDevServer, POLLER_LIVE_MS, startWorkers, stopProcesses, unpolledKinds, type WorkerSpec } from '../cli/local-processes';
+import type { WorkerKind } from '../workers/main';
 import { writeFileAtomic } from '../store/artifact-store';
 import type { RunSummary } from '../workflows/run-state';
 import { parseMethod, planRuns, type CompareOptions, type PlannedRun } from './compare-plan';
@@ -81,16 +82,58 @@ async function executeRun(client: Client, config: TemporalConfig, out: string, r
 
 interface Counts { skipped: number; started: number; attached: number; failed: number }
 
+interface Started { kind: WorkerKind; child: ChildProcess }
+
+/** Forks the workers for `kinds` (one model worker per parallel run: sampling and training are the bottleneck). */
+function forkKinds(kinds: readonly WorkerKind[], parallel: number): Started[] {
+  const need: WorkerSpec[] = kinds.map((kind) => ({ kind, count: kind === 'model' ? Math.max(1, parallel) : 1 }));
+  const children = startWorkers(need, 'bench');
+  const order = need.flatMap((n) => Array.from({ length: n.count }, () => n.kind));
+  return children.map((child, i) => ({ kind: order[i], child }));
+}
+
+const described = (kinds: readonly WorkerKind[], parallel: number) => kinds.map((k) => (k === 'model' && parallel > 1 ? `model x${parallel}` : k)).join(', ');
+
 /** Starts the workers for queues nobody polls (`auto`) or for every queue (`start`); returns the processes it started. */
-async function ensureWorkers(client: Client, config: TemporalConfig, mode: CompareOptions['workers'], parallel: number, log: Logger): Promise<ChildProcess[]> {
+async function ensureWorkers(client: Client, config: TemporalConfig, mode: CompareOptions['workers'], parallel: number, log: Logger): Promise<Started[]> {
   if (mode === 'none') return [];
   const kinds = mode === 'start' ? (['orchestration', 'model', 'proposer'] as const) : await unpolledKinds(client, config);
-  // One model worker per parallel run: sampling and training are the bottleneck.
-  const need: WorkerSpec[] = kinds.map((kind) => ({ kind, count: kind === 'model' ? Math.max(1, parallel) : 1 }));
-  const started = startWorkers(need, 'bench');
-  if (started.length) log(`started workers: ${need.map((n) => `${n.kind}${n.count > 1 ? ` x${n.count}` : ''}`).join(', ')} (logs in .data/logs/bench-*.log)`);
-  else log('workers already poll every queue; using them');
+  const started = forkKinds(kinds, parallel);
+  if (started.length) log(`started workers: ${described(kinds, parallel)} (logs in .data/logs/bench-*.log)`);
+  else log(`workers already poll every queue (each polled within the last ${POLLER_LIVE_MS / 1000} s); using them, and starting any whose pollers stop`);
   return started;
+}
+
+/** How often `auto` looks again for queues without a live poller while runs are pending. */
+const WORKER_CHECK_MS = 15_000;
+
+/**
+ * `auto`, while runs are pending: starts workers for a queue whose pollers stopped (a killed invocation's
+ * workers still look live for up to POLLER_LIVE_MS after their last poll; a worker may die mid-run) unless a
+ * worker this invocation started for it is still running (it may still be starting). Returns the stop function.
+ */
+function watchWorkers(client: Client, config: TemporalConfig, parallel: number, log: Logger, started: Started[]): () => Promise<void> {
+  let inFlight: Promise<void> | null = null;
+  let stopped = false;
+  const check = async () => {
+    const own = new Set(started.filter((s) => s.child.exitCode === null && s.child.signalCode === null).map((s) => s.kind));
+    const need = (await unpolledKinds(client, config)).filter((k) => !own.has(k));
+    if (need.length === 0 || stopped) return;
+    started.push(...forkKinds(need, parallel));
+    log(`no live worker polls the ${need.join(', ')} queue${need.length > 1 ? 's' : ''} (earlier pollers stopped): started ${described(need, parallel)} (logs in .data/logs/bench-*.log)`);
+  };
+  const timer = setInterval(() => {
+    if (inFlight) return;
+    inFlight = check()
+      .catch((err: Error) => log(`worker check failed (tried again in ${WORKER_CHECK_MS / 1000} s): ${err.message}`))
+      .finally(() => (inFlight = null));
+  }, WORKER_CHECK_MS);
+  // Stopping waits for a check in flight, so no worker is forked after the caller stops the ones it knows.
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await inFlight;
+  };
 }
 
 export interface CompareOutcome { results: RunResult[]; planned: PlannedRun[]; counts: Counts; failures: string[]; written: string[]; out: string }
@@ -115,9 +158,10 @@ export async function runCompare(opts: CompareOptions, config: TemporalConfig, c
   for (const [i, p] of planned.entries()) if (cached[i]) log(`skip  ${p.workflowId}: finished (results folder)`);
   counts.skipped += results.length;
   const todo = planned.filter((_, i) => !cached[i]);
-  const children: ChildProcess[] = [];
+  const children: Started[] = [];
   const failures: string[] = [];
   let server: ChildProcess | null = null;
+  let stopWatch = async () => {};
   try {
     if (todo.length) {
       server = await ensureDevServer(config, log, { headless: true });
@@ -132,7 +176,10 @@ export async function runCompare(opts: CompareOptions, config: TemporalConfig, c
           log(`skip  ${run.workflowId}: finished (server)`);
         } else pending.push({ run, status: state.status });
       }
-      if (pending.length) children.push(...(await ensureWorkers(client, config, opts.workers, opts.parallel, log)));
+      if (pending.length) {
+        children.push(...(await ensureWorkers(client, config, opts.workers, opts.parallel, log)));
+        if (opts.workers === 'auto') stopWatch = watchWorkers(client, config, opts.parallel, log, children);
+      }
       let next = 0;
       const finishedHere: RunResult[] = [];
       const lane = async () => {
@@ -159,7 +206,8 @@ export async function runCompare(opts: CompareOptions, config: TemporalConfig, c
       await Promise.all(Array.from({ length: Math.min(opts.parallel, pending.length) }, lane));
     }
   } finally {
-    await stopProcesses(children, server);
+    await stopWatch();
+    await stopProcesses(children.map((s) => s.child), server);
   }
   Object.assign(invocation, counts, { finishedAt: new Date().toISOString() });
   const written = await writeResults(out, opts, planned, sortResults(results, planned), invocations);
