@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GraphBuilder } from '../../model/graph/graph-builder';
-import { aggregateProfile, boundFactors, formatTrainerProfile, matmulFlops, onnxNodeCount, profileTrainer, trainerGraphPlan, type ProfileEvent } from '../../bench/trainer-profile';
+import { aggregateProfile, boundFactors, formatTrainerProfile, matmulFlops, onnxNodeCount, profileTrainer, trainerGraphPlan, undisturbedCeiling, type ProfileEvent } from '../../bench/trainer-profile';
 
 const node = (name: string, op: string, index: number, ts: number, dur: number, shapes?: { in: number[][]; out: number[][] }): ProfileEvent => ({
   cat: 'Node', name: `${name}_kernel_time`, ts, dur,
@@ -21,6 +21,8 @@ describe('trainer profile', () => {
     assert.ok(Math.abs(shares - 1) < 1e-9, `group shares sum to ${shares}`);
     assert.ok(Math.abs(p.ops.reduce((a, o) => a + o.share, 0) - 1) < 1e-9);
     assert.ok(Math.abs(p.forwardMs + p.backwardMs - p.nodeMs) < 1e-9);
+    assert.ok(p.nodeBestMs > 0 && p.nodeBestMs <= p.nodeMs + 1e-9);
+    assert.ok(Math.abs(p.groups.reduce((a, g) => a + g.bestMs, 0) - p.nodeBestMs) < 1e-9);
     assert.ok(p.forwardMs > 0 && p.backwardMs > p.forwardMs * 0.5, `forward ${p.forwardMs} ms, backward ${p.backwardMs} ms`);
     assert.ok(p.nodesPerRun > 100, `${p.nodesPerRun} kernels per run`);
     for (const g of ['matmul', 'elementwise', 'layout copies', 'softmax', 'layernorm']) assert.ok(p.groups.some((x) => x.group === g && x.nodes > 0), `no ${g} nodes`);
@@ -36,6 +38,10 @@ describe('trainer profile', () => {
     const text = formatTrainerProfile(p, step).join('\n');
     assert.match(text, /^matmul +\d+ /m);
     assert.match(text, new RegExp(`trainer / MatMul ${ratio.toFixed(2)} = the product of`));
+    // The ceiling replaces the graph phase by the kernels' fastest times (one wave here), keeping the other 9 ms.
+    const ceiling = undisturbedCeiling(p, step);
+    assert.ok(Math.abs(ceiling - p.modelFlops / (p.nodeBestMs + 9) / 1e6 / 70) < 1e-12);
+    assert.match(text, new RegExp(`undisturbed ceiling ${ceiling.toFixed(2)}:`));
   });
 
   it('follows the trainer: data-parallel 1-thread shares below 512 tokens and in deterministic mode, else one graph', () => {
@@ -63,6 +69,7 @@ describe('trainer profile', () => {
     assert.equal(a.runMs, 0.2);
     // Medians in ms: MatMul 0.01 (the 0.5 spike and the first run's 99 are out), Add 0.005, Transpose 0.004, fused 0.02, Mul 0.001.
     assert.ok(Math.abs(a.nodeMs - 0.04) < 1e-12, String(a.nodeMs));
+    assert.ok(Math.abs(a.nodeBestMs - 0.04) < 1e-12, String(a.nodeBestMs)); // every node's fastest run is its median here
     assert.ok(Math.abs(a.forwardMs - 0.015) < 1e-12, String(a.forwardMs));
     assert.ok(Math.abs(a.backwardMs - 0.025) < 1e-12, String(a.backwardMs));
     const g = Object.fromEntries(a.groups.map((x) => [x.group, x]));
