@@ -15,7 +15,8 @@ import { ensureDevServer, POLLER_LIVE_MS, startWorkers, stopProcesses, unpolledK
 import type { WorkerKind } from '../workers/main';
 import { writeFileAtomic } from '../store/artifact-store';
 import type { RunSummary } from '../workflows/run-state';
-import { parseMethod, planRuns, type CompareOptions, type PlannedRun } from './compare-plan';
+import { benchWorkflowId, parseMethod, planRuns, type CompareOptions, type PlannedRun } from './compare-plan';
+import { expandRunConfig } from '../workflows/run-config';
 import { fetchLatestChain, resultFromHistories, type RunResult } from './compare-history';
 import { fmt, previousInvocations, writeResults, type Invocation } from './compare-output';
 
@@ -136,15 +137,32 @@ function watchWorkers(client: Client, config: TemporalConfig, parallel: number, 
   };
 }
 
+/**
+ * `--proposer <file>`: every planned run with this `harness.proposer` (a coding agent, a chat model). The runs get
+ * their own workflow ids (the config hash changes), so they never mix with the catalogue-search runs; without
+ * it the plan is untouched.
+ */
+export function withProposer(planned: PlannedRun[], proposer: Record<string, unknown> | null | undefined, budget: number): PlannedRun[] {
+  if (!proposer) return planned;
+  return planned.map((p) => {
+    const { execution, ...rest } = p.input;
+    const input: Record<string, unknown> = { ...rest, harness: { ...(rest.harness as Record<string, unknown>), proposer } };
+    const expanded = expandRunConfig(input);
+    if (!expanded.ok) throw new Error(`--proposer: the run config of ${p.method} on ${p.domain} is invalid with this proposer: ${expanded.problems.join('; ')}`);
+    const workflowId = benchWorkflowId(p.method, p.domain, p.seed, budget, input);
+    return { ...p, workflowId, input: execution === undefined ? input : { ...input, execution } };
+  });
+}
+
 export interface CompareOutcome { results: RunResult[]; planned: PlannedRun[]; counts: Counts; failures: string[]; written: string[]; out: string }
 
 /** Runs (or resumes) the comparison and writes the results folder. */
-export async function runCompare(opts: CompareOptions, config: TemporalConfig, command: string, log: Logger = (l) => process.stderr.write(`[bench] ${l}\n`)): Promise<CompareOutcome> {
+export async function runCompare(opts: CompareOptions & { proposer?: Record<string, unknown> | null }, config: TemporalConfig, command: string, log: Logger = (l) => process.stderr.write(`[bench] ${l}\n`)): Promise<CompareOutcome> {
   for (const m of opts.methods) parseMethod(m);
   if (!Number.isInteger(opts.budget) || opts.budget < 1) throw new Error(`--budget must be a positive whole number of rollouts, got ${opts.budget}`);
   if (!Number.isInteger(opts.parallel) || opts.parallel < 1) throw new Error(`--parallel must be a whole number >= 1, got ${opts.parallel}`);
   const out = path.resolve(opts.out);
-  const planned = planRuns(opts, config);
+  const planned = withProposer(planRuns(opts, config), opts.proposer, opts.budget);
   const cached = planned.map((p) => readLocalResult(out, p));
   if (opts.plan) {
     for (const [i, p] of planned.entries()) log(`${cached[i] ? 'finished' : 'to run  '} ${p.workflowId}`);

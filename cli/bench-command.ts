@@ -1,6 +1,7 @@
 // `whale bench compare` (the method comparison as real workflow runs, resumable) and `whale bench runtime`
 // (the trainer and sampler against the onnxruntime MatMul limit and PyTorch, and Temporal's overhead).
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { loadTemporalConfig } from '../temporal.config';
 import { DEFAULT_BUDGET, DEFAULT_METHODS, DOMAINS, SIZES, parseMethod, runCompare, type CompareOptions } from '../bench/compare';
@@ -31,9 +32,22 @@ export function parseSeeds(value: string): number[] {
   return [...new Set(seeds)];
 }
 
-interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; plan?: boolean; json?: boolean }
+interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; proposer?: string; plan?: boolean; json?: boolean }
 
-export function compareOptions(o: CompareCli): CompareOptions {
+/** `--proposer <file>`: a JSON object, the runs' `harness.proposer` (checked against the run config schema when planned). */
+function readProposer(file: string | undefined): Record<string, unknown> | null {
+  if (file === undefined) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`--proposer ${file}: cannot read a JSON object from it (${(err as Error).message}); write e.g. {"kind": "coding-agent", "command": ["claude", "-p", "{prompt}"]}`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error(`--proposer ${file}: expected a JSON object like {"kind": "coding-agent", "command": [...]}, got ${JSON.stringify(v)}`);
+  return v as Record<string, unknown>;
+}
+
+export function compareOptions(o: CompareCli): CompareOptions & { proposer: Record<string, unknown> | null } {
   const domains = list(o.domains);
   if (domains.length === 0) throw new Error('--domains: give at least one domain, e.g. --domains math');
   const methods = list(o.methods);
@@ -46,7 +60,7 @@ export function compareOptions(o: CompareCli): CompareOptions {
   if (!Number.isInteger(parallel) || parallel < 1) throw new Error(`--parallel must be a whole number >= 1, got '${o.parallel}'`);
   return {
     domains, methods, seeds: parseSeeds(o.seeds), budget, parallel, sizes: o.sizes as CompareOptions['sizes'],
-    out: o.out, workers: o.workers as CompareOptions['workers'], plan: Boolean(o.plan),
+    out: o.out, workers: o.workers as CompareOptions['workers'], plan: Boolean(o.plan), proposer: readProposer(o.proposer),
   };
 }
 
@@ -64,6 +78,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--out <dir>', 'results folder', path.join('reports', 'bench', 'compare'))
     .option('--parallel <k>', 'runs at a time (and model workers started)', '1')
     .option('--workers <mode>', 'auto: start workers for queues nobody polls | start | none', 'auto')
+    .option('--proposer <file>', 'a JSON file with the harness.proposer of every run (e.g. a coding agent); absent: the built-in catalogue search. The runs get their own workflow ids')
     .option('--plan', 'only list the runs and which are finished')
     .option('--json', 'print one JSON document on stdout (the plan, counts, failures, files written and results); progress stays on stderr')
     .action(async (o: CompareCli) => {
