@@ -289,10 +289,14 @@ export function boundFactors(p: TrainerProfile, m: MeasuredStep): Array<{ factor
   ];
 }
 
-/** trainer / MatMul if each lane's graph took only its kernels' fastest times (the rest of the step unchanged). */
-export function undisturbedCeiling(p: TrainerProfile, m: MeasuredStep): number {
-  const stepMs = p.plan.waves * p.nodeBestMs + (m.medianMs - m.graphMs);
-  return p.modelFlops / stepMs / 1e6 / m.matmulGflops;
+/**
+ * trainer / MatMul if a step were only this graph's kernels at their fastest runs (no executor gaps, no other
+ * lane or process in the way, no combine / AdamW), against the profile's own MatMul reference at the
+ * session's threads: the matmul FLOPs' time at the reference over that kernel time. Self-contained, so a
+ * disturbed reference elsewhere in the run does not move it.
+ */
+export function graphCeiling(p: TrainerProfile): number {
+  return p.matmul.flops / p.matmulRefGflops / 1e6 / p.nodeBestMs;
 }
 
 export function formatTrainerProfile(p: TrainerProfile, measured?: MeasuredStep): string[] {
@@ -312,7 +316,8 @@ export function formatTrainerProfile(p: TrainerProfile, measured?: MeasuredStep)
     const f = boundFactors(p, measured);
     out.push(`trainer / MatMul ${(measured.matmulGflops > 0 ? f.reduce((a, x) => a * x.value, 1) : 0).toFixed(2)} = the product of:`);
     for (const x of f) out.push(`  ${x.value.toFixed(2)}  ${x.factor}`);
-    out.push(`undisturbed ceiling ${undisturbedCeiling(p, measured).toFixed(2)}: every kernel at its fastest profiled run, the lanes together as fast as one alone, no executor gaps, the step's other ${(measured.medianMs - measured.graphMs).toFixed(1)} ms as measured`);
   }
+  const ceiling = graphCeiling(p);
+  out.push(`graph ceiling ${ceiling.toFixed(2)}: the matmul FLOPs at the ${pl.sessionThreads}-thread MatMul reference over the kernels' fastest total (${p.nodeBestMs.toFixed(1)} ms): trainer / MatMul with every kernel undisturbed and nothing else in the step${measured ? `; x the graph's share of the step (${(measured.graphMs / measured.medianMs).toFixed(2)}) = ${((ceiling * measured.graphMs) / measured.medianMs).toFixed(2)}` : ''}`);
   return out;
 }

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GraphBuilder } from '../../model/graph/graph-builder';
-import { aggregateProfile, boundFactors, formatTrainerProfile, matmulFlops, onnxNodeCount, profileTrainer, trainerGraphPlan, undisturbedCeiling, type ProfileEvent } from '../../bench/trainer-profile';
+import { aggregateProfile, boundFactors, formatTrainerProfile, matmulFlops, onnxNodeCount, profileTrainer, trainerGraphPlan, graphCeiling, type ProfileEvent } from '../../bench/trainer-profile';
 
 const node = (name: string, op: string, index: number, ts: number, dur: number, shapes?: { in: number[][]; out: number[][] }): ProfileEvent => ({
   cat: 'Node', name: `${name}_kernel_time`, ts, dur,
@@ -38,10 +38,11 @@ describe('trainer profile', () => {
     const text = formatTrainerProfile(p, step).join('\n');
     assert.match(text, /^matmul +\d+ /m);
     assert.match(text, new RegExp(`trainer / MatMul ${ratio.toFixed(2)} = the product of`));
-    // The ceiling replaces the graph phase by the kernels' fastest times (one wave here), keeping the other 9 ms.
-    const ceiling = undisturbedCeiling(p, step);
-    assert.ok(Math.abs(ceiling - p.modelFlops / (p.nodeBestMs + 9) / 1e6 / 70) < 1e-12);
-    assert.match(text, new RegExp(`undisturbed ceiling ${ceiling.toFixed(2)}:`));
+    // The ceiling: the matmul time at the profile's own reference over the kernels' fastest total, <= 1 + the
+    // matmul nodes' own excess over the reference.
+    const ceiling = graphCeiling(p);
+    assert.ok(Math.abs(ceiling - (p.matmul.bestMs / p.nodeBestMs) * (p.matmul.bestGflops / p.matmulRefGflops)) < 1e-9);
+    assert.match(text, new RegExp(`graph ceiling ${ceiling.toFixed(2)}: .* = ${((ceiling * 31) / 40).toFixed(2)}$`, 'm'));
   });
 
   it('follows the trainer: data-parallel 1-thread shares below 512 tokens and in deterministic mode, else one graph', () => {
