@@ -114,6 +114,15 @@ interface ResultsFile {
   missing: string[];
 }
 
+/** The comparison's wall time: its finished invocations' start to end, summed, beside the runs' own wall times summed. */
+export function comparisonWallTime(invocations: Invocation[], results: RunResult[]): string {
+  const done = invocations.filter((i) => i.finishedAt !== null);
+  const hours = done.reduce((a, i) => a + (Date.parse(i.finishedAt!) - Date.parse(i.date)), 0) / 3_600_000;
+  const runHours = results.reduce((a, r) => a + r.wallSeconds, 0) / 3600;
+  const unfinished = invocations.length - done.length;
+  return `Comparison wall time: ${hours.toFixed(2)} h over ${done.length} finished invocation${done.length === 1 ? '' : 's'} (each from its start to its end, summed${unfinished ? `; ${unfinished} that did not finish not counted` : ''}); the finished runs' own wall times sum to ${runHours.toFixed(2)} h.`;
+}
+
 export function previousInvocations(out: string): Invocation[] {
   try {
     return (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as ResultsFile).invocations ?? [];
@@ -147,6 +156,7 @@ export async function writeResults(out: string, opts: CompareOptions, planned: P
     `Each cell is mean ± std over the finished seeds. Final mean@8 is the primary figure; best mean@8, a maximum over the test evaluations, stands beside it and excludes the initial evaluation; "rollouts to weights-only peak" is the rollout count at the first test evaluation reaching the domain's weights-only peak.`,
     'Protocol: how each run was held to its budget (docs/method.md, "Comparison protocols"); runs from before the protocols show `none`, and a dash where they did not record their budget use. "Within budget" counts the runs with a rollout cap that stayed within it.',
     `Wall time is workflow start to close and includes any time a run waited for a worker${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
+    comparisonWallTime(invocations, results),
     missing.length ? `\n**${missing.length} of ${planned.length} planned runs are not finished yet**; rerun the same command to continue.` : `\nAll ${planned.length} planned runs finished.`,
     '',
     `Harness search: ${claims.harnessSearch}.`,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { RunResult } from '../../bench/compare-history';
 import { claimsMarkdown, computeClaims, PREREGISTERED, rolloutsToReach, type Claims } from '../../bench/compare-claims';
-import { writeResults } from '../../bench/compare-output';
+import { comparisonWallTime, writeResults } from '../../bench/compare-output';
 import { benchRunConfig, SIZES } from '../../bench/compare-plan';
 import { ROOT } from '../workflows/env';
 
@@ -166,6 +166,12 @@ describe('bench compare claims', () => {
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
+  });
+
+  it('the comparison\'s wall time: finished invocations summed, beside the runs\' own', () => {
+    const inv = (date: string, finishedAt: string | null) => ({ command: 'whale bench compare', date, finishedAt, started: 0, attached: 0, skipped: 0, failed: 0 });
+    const line = comparisonWallTime([inv('2026-12-01T00:00:00Z', '2026-12-01T01:30:00Z'), inv('2026-12-01T02:00:00Z', null), inv('2026-12-01T03:00:00Z', '2026-12-01T04:00:00Z')], fixture().slice(0, 36));
+    assert.equal(line, 'Comparison wall time: 2.50 h over 2 finished invocations (each from its start to its end, summed; 1 that did not finish not counted); the finished runs\' own wall times sum to 1.00 h.');
   });
 
   it('the preregistered token is the preset\'s run', () => {
