@@ -305,7 +305,7 @@ export function formatTrainerProfile(p: TrainerProfile, measured?: MeasuredStep)
   const ms = (x: number) => `${x.toFixed(1)} ms`.padStart(10);
   const out = [
     `profiled graph: '${pl.mode}' on ${pl.rows}x${p.seqLen} at ${pl.sessionThreads} intra-op thread(s) (the trainer runs ${pl.lanes} at once${pl.waves > 1 ? `, ${pl.waves} waves` : ''} for ${p.rows}x${p.seqLen} at ${p.threads} threads); ORT session profiling, each node's median over ${p.runs} runs`,
-    `run ${p.runMs.toFixed(1)} ms (median model_run); kernels ${p.nodeMs.toFixed(1)} ms (node medians; ${p.nodeBestMs.toFixed(1)} ms at each node's fastest run) in ${p.nodesPerRun} kernels; forward ${p.forwardMs.toFixed(1)} ms ${pct(p.forwardMs / p.nodeMs).trim()}, backward ${p.backwardMs.toFixed(1)} ms ${pct(p.backwardMs / p.nodeMs).trim()}`,
+    `run ${p.runMs.toFixed(1)} ms (median model_run); kernels ${p.nodeMs.toFixed(1)} ms (node medians; ${p.nodeBestMs.toFixed(1)} ms at each node's fastest run) in ${p.nodesPerRun} kernels; forward ${p.forwardMs.toFixed(1)} ms ${pct(p.forwardMs / p.nodeMs).trim()}, backward${pl.mode === 'train' ? ' (with the in-graph clip + AdamW)' : ''} ${p.backwardMs.toFixed(1)} ms ${pct(p.backwardMs / p.nodeMs).trim()}`,
     `${'op group'.padEnd(18)}${'nodes'.padStart(6)}${'time'.padStart(10)}${'share'.padStart(8)}${'forward'.padStart(10)}${'backward'.padStart(10)}${'fastest'.padStart(10)}${'share'.padStart(8)}`,
     ...p.groups.map((g) => `${g.group.padEnd(18)}${String(g.nodes).padStart(6)}${ms(g.ms)}${pct(g.share).padStart(8)}${ms(g.forwardMs)}${ms(g.backwardMs)}${ms(g.bestMs)}${pct(g.bestMs / p.nodeBestMs).padStart(8)}`),
     `largest ops: ${p.ops.slice(0, 8).map((o) => `${o.op} ${(100 * o.share).toFixed(1)} %`).join(', ')}`,

@@ -45,6 +45,14 @@ describe('trainer profile', () => {
     assert.match(text, new RegExp(`graph ceiling ${ceiling.toFixed(2)}: .* = ${((ceiling * 31) / 40).toFixed(2)}$`, 'm'));
   });
 
+  it('profiles the one-graph step (1 thread: the fused AdamW graph) with the same FLOP count', async () => {
+    const p = await profileTrainer({ preset: 'tiny', rows: 2, seqLen: 16, threads: 1, runs: 2, warmup: 1 });
+    assert.deepEqual(p.plan, { mode: 'train', rows: 2, sessionThreads: 1, lanes: 1, waves: 1, recompute: false });
+    assert.ok(Math.abs(p.executedMatmulFlops / p.modelFlops - 1) < 1e-9);
+    assert.ok(Math.abs(p.groups.reduce((a, g) => a + g.share, 0) - 1) < 1e-9);
+    assert.ok(p.groups.some((g) => g.group === 'reductions' && g.backwardMs > 0), 'the optimizer\'s norm reduction counts as backward');
+  });
+
   it('follows the trainer: data-parallel 1-thread shares below 512 tokens and in deterministic mode, else one graph', () => {
     assert.deepEqual(trainerGraphPlan(32, 128, 2, false), { mode: 'grad', rows: 16, sessionThreads: 1, lanes: 2, waves: 1, recompute: false });
     assert.deepEqual(trainerGraphPlan(4, 1024, 2, false), { mode: 'train', rows: 4, sessionThreads: 2, lanes: 1, waves: 1, recompute: true });
