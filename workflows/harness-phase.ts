@@ -10,11 +10,10 @@ import type { HarnessPhase, RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
 import { logContext } from './run-log';
 import { harnessPatienceParams, plannedProposalRounds, stageAt } from './whale-run-plan';
-import { evaluateOnTest } from './test-eval';
 import { SKIP_UNSCORED_ROUNDS_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
 import { harnessBudgetStop, openEndedHarnessStage } from './budget-protocol';
-import { evaluateGridPoints } from './test-grid';
+import { evaluateGridPoints, evaluateOffGrid } from './test-grid';
 
 const INCOMING = 'incoming';
 
@@ -104,7 +103,7 @@ export async function runHarnessRound(state: RunState, phase: HarnessPhase, acts
   phase.nextRound = round + 1;
   if (state.config.method === 'harness-only' || (state.config.method === 'stagewise' && plan?.kind === 'harness')) {
     adoptAccepted(state, phase);
-    await evaluateOnTest(state, acts, `round-${state.proposalRoundsDone}`, { countsForBest: true });
+    await evaluateOffGrid(state, acts, `round-${state.proposalRoundsDone}`);
     await evaluateGridPoints(state, acts);
   }
   stopRule ??= harnessBudgetStop(state, phase, plan);
@@ -171,7 +170,7 @@ export async function endHarnessPhase(state: RunState, phase: HarnessPhase, acts
     proposalRounds: phase.nextRound - 1, rule, acceptedHarness: state.harnessName, acceptedSuccess: acceptedRow?.successRate ?? null,
   });
   const evaluatedEachRound = state.config.method === 'harness-only' || state.config.method === 'stagewise';
-  if (!evaluatedEachRound) await evaluateOnTest(state, acts, `harness-phase-${phase.index}-end`, { countsForBest: true });
+  if (!evaluatedEachRound) await evaluateOffGrid(state, acts, `harness-phase-${phase.index}-end`);
   log.info('harness phase ended', { ...logContext(state), index: phase.index, accepted: phase.accepted, rule });
   return true;
 }

@@ -28,3 +28,10 @@ export const EQUAL_BUDGET_PATCH = 'equal-rollout-budget-protocol';
 
 /** test.everyRollouts: D_test evaluations at every multiple of that many training + search rollouts. */
 export const TEST_GRID_PATCH = 'test-eval-rollout-grid';
+
+/**
+ * With test.everyRollouts, D_test is evaluated only at the grid points, the start and the end: the cadence,
+ * per-round and phase-end evaluations are skipped, so every method is scored the same number of times at the
+ * same rollout counts (best is a maximum over the same grid) and no test rollouts are spent off the grid.
+ */
+export const TEST_GRID_ONLY_PATCH = 'test-eval-grid-only';

@@ -5,7 +5,7 @@ import { gridPointsDue } from './decisions';
 import type { RunState } from './run-state';
 import type { Acts } from './whale-run-activities';
 import { evaluateOnTest } from './test-eval';
-import { TEST_GRID_PATCH } from './patches';
+import { TEST_GRID_ONLY_PATCH, TEST_GRID_PATCH } from './patches';
 
 function lastGridPoint(state: RunState): number {
   return state.tests.evaluations.reduce((m, e) => Math.max(m, e.gridPoint ?? 0), 0);
@@ -23,6 +23,15 @@ export async function evaluateGridPoints(state: RunState, acts: Acts): Promise<v
     await evaluateOnTest(state, acts, `grid-${g}`, { countsForBest: true });
     state.tests.evaluations[state.tests.evaluations.length - 1].gridPoint = g;
   }
+}
+
+/**
+ * A D_test evaluation off the grid (the step cadence, an adaptive stop, a harness round or a phase end): made
+ * when the run has no grid, skipped when it has one (runs recorded before that rule replay with it).
+ */
+export async function evaluateOffGrid(state: RunState, acts: Acts, label: string): Promise<void> {
+  if (state.config.test.everyRollouts !== null && patched(TEST_GRID_ONLY_PATCH)) return;
+  await evaluateOnTest(state, acts, label, { countsForBest: true });
 }
 
 /** The grid's evaluations for the run's summary; undefined without a grid. */

@@ -7,11 +7,11 @@ import type { RunState, WeightPhase } from './run-state';
 import type { Acts } from './whale-run-activities';
 import { logContext } from './run-log';
 import { advanceCursor, fixedWeightPhaseSteps, stageAt, weightPatienceParams } from './whale-run-plan';
-import { currentPairEvaluated, evaluateOnTest } from './test-eval';
+import { currentPairEvaluated } from './test-eval';
 import { TEST_AT_ADAPTIVE_STOP_PATCH } from './patches';
 import { activitySummary } from './user-metadata';
 import { harnessSwitchGate, weightBudgetSpent } from './budget-protocol';
-import { evaluateGridPoints } from './test-grid';
+import { evaluateGridPoints, evaluateOffGrid } from './test-grid';
 
 export function startWeightPhase(state: RunState): void {
   const index = state.phases.filter((p) => p.kind === 'weight').length + 1;
@@ -78,7 +78,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
   log.info('weight step', { ...logContext(state), step, meanReward: rollouts.meanReward, accepted: rollouts.accepted, updated: tuned.updated });
 
   if (testEvalDue(state.weightStepsDone, state.testEverySteps)) {
-    await evaluateOnTest(state, acts, `step-${step}`, { countsForBest: true });
+    await evaluateOffGrid(state, acts, `step-${step}`);
   }
   await evaluateGridPoints(state, acts);
   if (budgetReached(state)) return endWeightPhase(state, phase, `budget reached: ${state.weightStepsDone}/${config.budget.totalWeightSteps} weight steps, ${state.ledger.training + state.ledger.search} rollouts`);
@@ -88,7 +88,7 @@ export async function runWeightStep(state: RunState, phase: WeightPhase, acts: A
     // between cadence steps, so the pair it hands to the harness phase is evaluated (runs recorded before
     // this rule replay without it).
     if (!currentPairEvaluated(state) && patched(TEST_AT_ADAPTIVE_STOP_PATCH)) {
-      await evaluateOnTest(state, acts, `weight-phase-${phase.index}-end`, { countsForBest: true });
+      await evaluateOffGrid(state, acts, `weight-phase-${phase.index}-end`);
     }
     return endWeightPhase(state, phase, switchRule);
   }

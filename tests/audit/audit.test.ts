@@ -20,7 +20,8 @@ describe('audit from recorded histories', () => {
   // 'demo' is a real `npm run demo` run on a fresh clone (real model, proposer and sandbox workers).
   // 'equal-budget-grid' runs under protocol 'equal': its last weight phase goes on past the fixed schedule
   // (the rest cannot pay a harness phase) and ends when the rest cannot pay a weight step.
-  for (const name of ['patience', 'fixed-schedule', 'demo', 'equal-budget-grid']) {
+  // 'equal-budget-grid-only' is the same run under the grid-only rule (D_test scored only at the grid points).
+  for (const name of ['patience', 'fixed-schedule', 'demo', 'equal-budget-grid', 'equal-budget-grid-only']) {
     it(`explains every phase switch of ${name} exactly as the workflow decided`, () => {
       const t = buildTimeline(name, readHistoryFiles([path.join(H, `${name}.json`)]));
       assert.equal(t.status, 'completed');
