@@ -10,7 +10,7 @@ import { Xoshiro128 } from '../../common/xoshiro';
 import { createSession } from '../runtime/ort-session';
 import { sampleToken } from './token-sampling';
 import { decodeTokens, encodeText, SPECIAL_TOKENS } from '../tokenizer';
-import { DecodeRow, SlotCache } from './slot-cache';
+import { DecodeRow, SlotArena, SlotCache } from './slot-cache';
 import type { Prefill, SamplerOptions } from './types';
 
 /**
@@ -25,6 +25,8 @@ export class SamplerCore {
   /** Counters for tests and benchmarks: distinct prompts prefilled, ORT runs, tokens generated. */
   readonly stats = { prefilledPrompts: 0, prefillRuns: 0, decodeSteps: 0, generatedTokens: 0 };
   private queue: Promise<unknown> = Promise.resolve();
+  /** The KV cache's memory, reused by every wave (generate calls run one at a time). */
+  private readonly arena: SlotArena;
 
   private constructor(
     readonly config: ModelConfig,
@@ -33,6 +35,7 @@ export class SamplerCore {
     private readonly maxBatchRows: number,
   ) {
     this.maxContext = config.contextLength;
+    this.arena = new SlotArena(config.nLayers);
   }
 
   static async create(config: ModelConfig, params: Float32Array, options: SamplerOptions = {}): Promise<SamplerCore> {
@@ -133,7 +136,7 @@ export class SamplerCore {
     const filled = await this.prefillAll([...distinct.values()]);
     const prefills = new Map<string, Prefill>([...distinct.keys()].map((k, i) => [k, filled[i]]));
     const scratch = { ids: new Int32Array(V), probs: new Float64Array(V) };
-    const cache = new SlotCache(c, live, this.maxContext);
+    const cache = new SlotCache(c, live, this.maxContext, this.arena);
     live.forEach((row, slot) => {
       const pre = prefills.get(row.req.promptTokens.join(',')) as Prefill;
       cache.fillPrompt(slot, row.req.promptTokens.length, pre);

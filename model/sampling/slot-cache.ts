@@ -1,7 +1,8 @@
 // The sampler's fixed-slot KV cache in JS memory: per layer V as [rows, heads, capacity, head_dim] and K
 // transposed as [rows, heads, head_dim, capacity] (so the step graph's q.K^T needs no repacking).
-// Row r's position p lives in slot p; a bias row masks slots it has not written. Capacity grows by 64 slots;
+// Row r's position p lives in slot p; a bias row masks slots it has not written. Capacity grows by 16 slots;
 // finished rows are compacted away once they are half the batch, so late steps run on live rows only.
+// Growth and compaction move the data in place inside buffers kept across waves and calls (SlotArena).
 import type * as ort from 'onnxruntime-node';
 import { Tensor } from 'onnxruntime-node';
 import type { GenerateRequest, StopReason } from '../backend';
@@ -11,7 +12,12 @@ import { SPECIAL_TOKENS } from '../tokenizer';
 import type { Prefill } from './types';
 
 const MASK_NEG = -1e9;
-const SLOT_ROUND = 64;
+/**
+ * Attention reads every slot of the capacity each step, so a small rounding unit wastes little; growth
+ * moves the cache in place. Capacities stay multiples of 16 (ORT's softmax then sums the unmasked slots in
+ * the same order at any capacity: results are bit-identical to those of 64-slot rounding).
+ */
+const SLOT_ROUND = 16;
 
 export interface DecodeRow {
   index: number;
@@ -27,10 +33,32 @@ export interface DecodeRow {
   stopTail: number;
 }
 
+/** Backing memory of the cache, one buffer per layer for K and for V, reused by every wave of a sampler. */
+export class SlotArena {
+  keys: Float32Array[] = [];
+  values: Float32Array[] = [];
+
+  constructor(private readonly layers: number) {}
+
+  /** Makes every buffer hold at least `floats` values, keeping the first `keep` (grows by half again at least). */
+  reserve(floats: number, keep: number): void {
+    if ((this.keys[0]?.length ?? 0) >= floats) return;
+    const size = Math.max(floats, Math.ceil(1.5 * (this.keys[0]?.length ?? 0)));
+    const grow = (old: Float32Array | undefined) => {
+      const next = new Float32Array(size);
+      if (old && keep > 0) next.set(old.subarray(0, keep));
+      return next;
+    };
+    this.keys = Array.from({ length: this.layers }, (_, l) => grow(this.keys[l]));
+    this.values = Array.from({ length: this.layers }, (_, l) => grow(this.values[l]));
+  }
+}
+
+/** Prompt keys transposed once per distinct prompt ([H, hd, T] per layer), shared by the rows that sample from it. */
+const transposedKeys = new WeakMap<Prefill, Float32Array[]>();
+
 export class SlotCache {
   rows: DecodeRow[];
-  private keys: Float32Array[] = [];
-  private values: Float32Array[] = [];
   private bias = new Float32Array(0);
   private capacity = 0;
   private readonly H: number;
@@ -40,60 +68,91 @@ export class SlotCache {
     private readonly c: ModelConfig,
     rows: DecodeRow[],
     private readonly maxContext: number,
+    private readonly arena: SlotArena,
   ) {
     this.rows = rows;
     this.H = c.nHeads;
     this.hd = c.dModel / c.nHeads;
     const longest = Math.max(1, ...rows.map((r) => r.pos + 1));
-    this.resize(rows.map((_, i) => i), Math.min(maxContext, Math.ceil(longest / SLOT_ROUND) * SLOT_ROUND));
+    this.capacity = Math.min(maxContext, Math.ceil(longest / SLOT_ROUND) * SLOT_ROUND);
+    const floats = rows.length * this.H * this.hd * this.capacity;
+    arena.reserve(floats, 0);
+    // Slots a row has not written are masked, but their values must be finite (0 x NaN is NaN): zero them.
+    for (let l = 0; l < c.nLayers; l++) {
+      arena.keys[l].fill(0, 0, floats);
+      arena.values[l].fill(0, 0, floats);
+    }
+    this.resetBias();
   }
 
-  private resize(keep: number[], capacity: number): void {
-    const { H, hd } = this;
-    const n = keep.length;
-    const oldCap = this.capacity;
-    const fresh = () => new Float32Array(n * H * capacity * hd);
-    // Values are [rows, H, C, hd] (a row-head block is C*hd contiguous); keys are [rows, H, hd, C].
-    const copyValues = (src: Float32Array) => {
-      const dst = fresh();
-      keep.forEach((old, r) => {
-        for (let h = 0; h < H; h++) dst.set(src.subarray((old * H + h) * oldCap * hd, (old * H + h + 1) * oldCap * hd), (r * H + h) * capacity * hd);
-      });
-      return dst;
-    };
-    const copyKeys = (src: Float32Array) => {
-      const dst = fresh();
-      keep.forEach((old, r) => {
-        for (let i = 0; i < H * hd; i++) dst.set(src.subarray((old * H * hd + i) * oldCap, (old * H * hd + i + 1) * oldCap), (r * H * hd + i) * capacity);
-      });
-      return dst;
-    };
-    if (oldCap === 0) {
-      this.keys = Array.from({ length: this.c.nLayers }, fresh);
-      this.values = Array.from({ length: this.c.nLayers }, fresh);
-    } else {
-      this.keys = this.keys.map(copyKeys);
-      this.values = this.values.map(copyValues);
+  private resetBias(): void {
+    const C = this.capacity;
+    this.bias = new Float32Array(this.rows.length * C).fill(MASK_NEG);
+    this.rows.forEach((row, r) => {
+      if (!row.stop) this.bias.fill(0, r * C, r * C + row.pos);
+    });
+  }
+
+  /** Keeps rows `keep` (ascending), moving each kept row's blocks down over the dropped ones. */
+  private compact(keep: number[]): void {
+    const rowFloats = this.H * this.hd * this.capacity;
+    for (let l = 0; l < this.c.nLayers; l++) {
+      for (const buf of [this.arena.keys[l], this.arena.values[l]]) {
+        keep.forEach((old, r) => {
+          if (old !== r) buf.copyWithin(r * rowFloats, old * rowFloats, (old + 1) * rowFloats);
+        });
+      }
     }
     this.rows = keep.map((i) => this.rows[i]);
+  }
+
+  /** Widens every row's slot range to `capacity`, in place: blocks move up, last first; the new slots are zeroed. */
+  private grow(capacity: number): void {
+    const { H, hd } = this;
+    const n = this.rows.length;
+    const old = this.capacity;
+    this.arena.reserve(n * H * hd * capacity, n * H * hd * old);
+    // K^T: n*H*hd runs of `old` floats; V: n*H blocks of old*hd floats (one block per row and head). Runs
+    // overlap their destinations, so the last moves first.
+    const widen = (buf: Float32Array, runs: number, from: number, to: number) => {
+      for (let g = runs - 1; g >= 0; g--) {
+        buf.copyWithin(g * to, g * from, g * from + from);
+        buf.fill(0, g * to + from, (g + 1) * to);
+      }
+    };
+    for (let l = 0; l < this.c.nLayers; l++) {
+      widen(this.arena.keys[l], n * H * hd, old, capacity);
+      widen(this.arena.values[l], n * H, old * hd, capacity * hd);
+    }
     this.capacity = capacity;
-    this.bias = new Float32Array(n * capacity).fill(MASK_NEG);
-    this.rows.forEach((row, r) => {
-      if (!row.stop) this.bias.fill(0, r * capacity, r * capacity + row.pos);
-    });
   }
 
   /** Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. */
   fillPrompt(slot: number, T: number, pre: Prefill): void {
     const { H, hd, capacity } = this;
+    let kT = transposedKeys.get(pre);
+    if (!kT) {
+      kT = pre.keys.map((kSrc) => {
+        const out = new Float32Array(H * hd * T);
+        for (let h = 0; h < H; h++) {
+          const src = (pre.row * H + h) * pre.width * hd;
+          for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) out[(h * hd + i) * T + t] = kSrc[src + t * hd + i];
+        }
+        return out;
+      });
+      transposedKeys.set(pre, kT);
+    }
     for (let l = 0; l < pre.keys.length; l++) {
-      const kSrc = pre.keys[l];
-      const kDst = this.keys[l];
+      const kDst = this.arena.keys[l];
+      const kSrc = kT[l];
       for (let h = 0; h < H; h++) {
         const src = (pre.row * H + h) * pre.width * hd;
-        this.values[l].set(pre.values[l].subarray(src, src + T * hd), (slot * H + h) * capacity * hd);
-        const dst = (slot * H + h) * hd * capacity;
-        for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) kDst[dst + i * capacity + t] = kSrc[src + t * hd + i];
+        this.arena.values[l].set(pre.values[l].subarray(src, src + T * hd), (slot * H + h) * capacity * hd);
+        for (let i = 0; i < hd; i++) {
+          const from = (h * hd + i) * T;
+          const to = ((slot * H + h) * hd + i) * capacity;
+          for (let t = 0; t < T; t++) kDst[to + t] = kSrc[from + t];
+        }
       }
     }
     this.bias.fill(0, slot * capacity, slot * capacity + T);
@@ -101,15 +160,18 @@ export class SlotCache {
 
   /** Before a step: drop finished rows once they are half the batch; grow capacity if a row needs it. */
   prepare(): void {
-    const liveIdx = this.rows.map((r, i) => (r.stop ? -1 : i)).filter((i) => i >= 0);
-    const need = Math.max(...liveIdx.map((i) => this.rows[i].pos + 1));
-    const grow = need > this.capacity;
-    const compact = liveIdx.length <= this.rows.length / 2 && this.rows.length > 1;
-    if (grow || compact) {
-      // Grow by one rounding unit: attention reads the whole capacity every step, so keep it tight.
-      const capacity = grow ? Math.min(this.maxContext, Math.ceil(need / SLOT_ROUND) * SLOT_ROUND) : this.capacity;
-      this.resize(compact ? liveIdx : this.rows.map((_, i) => i), capacity);
+    let live = 0;
+    let need = 0;
+    for (const row of this.rows) {
+      if (row.stop) continue;
+      live++;
+      need = Math.max(need, row.pos + 1);
     }
+    const grow = need > this.capacity;
+    const compact = live <= this.rows.length / 2 && this.rows.length > 1;
+    if (compact) this.compact(this.rows.flatMap((r, i) => (r.stop ? [] : [i])));
+    if (grow) this.grow(Math.min(this.maxContext, Math.ceil(need / SLOT_ROUND) * SLOT_ROUND));
+    if (grow || compact) this.resetBias();
   }
 
   feeds(): Record<string, ort.Tensor> {
@@ -121,6 +183,7 @@ export class SlotCache {
       tokens[r] = row.stop ? SPECIAL_TOKENS.PAD : row.tokens[row.tokens.length - 1];
       positions[r] = row.stop ? 0 : row.pos;
     });
+    const floats = n * this.H * this.hd * this.capacity;
     const vShape = [n, this.H, this.capacity, this.hd];
     const kShape = [n, this.H, this.hd, this.capacity];
     const f: Record<string, ort.Tensor> = {
@@ -129,8 +192,8 @@ export class SlotCache {
       cache_bias: new Tensor('float32', this.bias, [n, this.capacity]),
     };
     for (let l = 0; l < this.c.nLayers; l++) {
-      f[`cache_key_t.${l}`] = new Tensor('float32', this.keys[l], kShape);
-      f[`cache_value.${l}`] = new Tensor('float32', this.values[l], vShape);
+      f[`cache_key_t.${l}`] = new Tensor('float32', this.arena.keys[l].subarray(0, floats), kShape);
+      f[`cache_value.${l}`] = new Tensor('float32', this.arena.values[l].subarray(0, floats), vShape);
     }
     return f;
   }
@@ -141,17 +204,22 @@ export class SlotCache {
     for (let l = 0; l < this.c.nLayers; l++) {
       const nk = out[`new_key.${l}`].data as Float32Array;
       const nv = out[`new_value.${l}`].data as Float32Array;
-      const keys = this.keys[l];
-      const values = this.values[l];
-      this.rows.forEach((row, r) => {
-        if (row.stop) return;
+      const keys = this.arena.keys[l];
+      const values = this.arena.values[l];
+      for (let r = 0; r < this.rows.length; r++) {
+        const row = this.rows[r];
+        if (row.stop) continue;
         for (let h = 0; h < H; h++) {
+          // hd floats each: plain loops, no subarray views to allocate.
           const src = (r * H + h) * hd;
-          values.set(nv.subarray(src, src + hd), ((r * H + h) * capacity + row.pos) * hd);
+          const vBase = ((r * H + h) * capacity + row.pos) * hd;
           const kBase = (r * H + h) * hd * capacity + row.pos;
-          for (let i = 0; i < hd; i++) keys[kBase + i * capacity] = nk[src + i];
+          for (let i = 0; i < hd; i++) {
+            values[vBase + i] = nv[src + i];
+            keys[kBase + i * capacity] = nk[src + i];
+          }
         }
-      });
+      }
     }
     this.rows.forEach((row, r) => {
       if (row.stop) return;

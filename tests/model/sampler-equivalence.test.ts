@@ -50,12 +50,15 @@ function digest(out: GenerateResult[]): typeof EXPECTED {
   return { tokenHash: h.digest('hex'), logprobHash: lp.digest('hex'), tokens };
 }
 
-void test('sampled tokens for fixed seeds equal the committed ones (2 threads, 2 waves; 1 thread, 1 wave)', async () => {
+void test('sampled tokens for fixed seeds equal the committed ones (2 threads, 2 waves; 1 thread, 1 wave; a second call)', async () => {
   const reqs = workload();
   for (const opts of [{ threads: 2, maxBatchRows: 16 }, { threads: 1, maxBatchRows: 64 }]) {
     const sampler = await OrtSampler.create(c, params, opts);
     const got = digest(await sampler.generate(reqs));
+    // Again on the same sampler: its reused cache memory now holds the first call's values.
+    const again = digest(await sampler.generate(reqs));
     await sampler.close();
+    assert.deepEqual(again, got, 'a second call differs from the first');
     console.log(`[sampler-equivalence] ${JSON.stringify(opts)}: ${JSON.stringify(got)}`);
     assert.equal(got.tokens, EXPECTED.tokens, 'number of sampled tokens');
     assert.equal(got.tokenHash, EXPECTED.tokenHash, 'sampled tokens differ from the committed ones');
