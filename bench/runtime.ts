@@ -1,8 +1,9 @@
 // `whale bench runtime`: in one run, (a) the project trainer's throughput on the base-policy config
 // (embedded-1m, 32 x 128 tokens, one AdamW step) against onnxruntime-node's MatMul rate on the same block
 // shapes, threads and process (the measurements of scripts/bench-runtime.ts, reused); (b) the trainer and
-// the KV-cache sampler against PyTorch on CPU on the same architecture, shapes and thread count
-// (scripts/bench/torch_gpt.py; skipped with a message when torch is not installed); (c) the orchestration
+// the KV-cache sampler (at batch 32 and at the demo preset's rollout batch) against PyTorch on CPU on the
+// same architecture, shapes and thread count (scripts/bench/torch_gpt.py; skipped with a message when torch
+// is not installed); (c) the orchestration
 // overhead of Temporal on a sequential run: the share of the run's wall time (workflow start to close) not
 // inside an activity execution (ActivityTaskStarted to its close event), from the run's own history; (d) where
 // a real rollout batch's time goes (bench/rollout-breakdown.ts).
@@ -21,6 +22,10 @@ import { writeFileAtomic } from '../store/artifact-store';
 import { fetchLatestChain } from './compare';
 import { formatRolloutBreakdown, rolloutBreakdown, type RolloutBreakdown } from './rollout-breakdown';
 import { formatTrainerProfile, profileTrainer, type TrainerProfile } from './trainer-profile';
+import { OrtSampler } from '../model/sampling/sampler';
+import { initParams } from '../model/checkpoints/init-params';
+import { Xoshiro128 } from '../common/xoshiro';
+import type { GenerateRequest } from '../model/backend';
 
 type History = temporal.api.history.v1.IHistory;
 
@@ -30,6 +35,8 @@ const PRESET: PresetName = 'embedded-1m';
 const ROWS = 32;
 const SEQ = 128;
 const GEN = { batch: 32, promptLen: 64, newTokens: 128, topK: 20 };
+/** The model worker's sampler decodes at most this many rows at once (workers/model.ts). */
+const WORKER_BATCH_ROWS = 256;
 
 export interface OverheadMeasure {
   source: string;
@@ -113,10 +120,46 @@ export interface TorchMeasure {
   params: number;
   train: { medianMs: number; bestMs: number; tokensPerSec: number; bestTokensPerSec: number };
   generate: { median: number; best: number };
+  /** Generation at the demo preset's rollout batch (distinct prompts x samples); null when not asked for. */
+  rollout: { median: number; best: number } | null;
+}
+
+/** The demo preset's rollout batch: distinct prompts per weight step and samples of each. */
+export function demoRolloutShape(): { prompts: number; samplesPerPrompt: number } {
+  const demo = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'presets', 'demo.json'), 'utf8')) as { weight: { promptsPerStep: number; samplesPerPrompt: number } };
+  return { prompts: demo.weight.promptsPerStep, samplesPerPrompt: demo.weight.samplesPerPrompt };
+}
+
+/**
+ * Embedded-sampler generation at a rollout batch's shape: `prompts` distinct random prompts of GEN.promptLen
+ * tokens, `samplesPerPrompt` rows each (own seeds; the rows of a prompt share its prefill, as in a rollout
+ * step), GEN.newTokens new tokens per row, top-k GEN.topK, decoded in waves of the model worker's size.
+ */
+export async function rolloutGenerationTokensPerSec(threads: number, shape: { prompts: number; samplesPerPrompt: number; newTokens?: number }, reps: number): Promise<{ median: number; best: number; rows: number }> {
+  const c = modelConfig(PRESET);
+  const sampler = await OrtSampler.create(c, initParams(c, 1), { threads, maxBatchRows: WORKER_BATCH_ROWS });
+  try {
+    const rng = new Xoshiro128(3);
+    const prompts = Array.from({ length: shape.prompts }, () => Array.from({ length: GEN.promptLen }, () => rng.nextU32() % 256));
+    const reqs: GenerateRequest[] = prompts.flatMap((promptTokens, p) => Array.from({ length: shape.samplesPerPrompt }, (_, s) => ({
+      promptTokens, maxNewTokens: shape.newTokens ?? GEN.newTokens, temperature: 1, topK: GEN.topK, topP: 1, stopTokens: [], seed: p * shape.samplesPerPrompt + s,
+    })));
+    await sampler.generate(reqs.slice(0, 1));
+    const rates: number[] = [];
+    for (let r = 0; r < reps; r++) {
+      const t0 = performance.now();
+      const out = await sampler.generate(reqs);
+      rates.push((out.reduce((a, x) => a + x.tokens.length, 0) / (performance.now() - t0)) * 1000);
+    }
+    rates.sort((a, b) => a - b);
+    return { median: rates[Math.floor(rates.length / 2)], best: rates[rates.length - 1], rows: reqs.length };
+  } finally {
+    await sampler.close();
+  }
 }
 
 /** Runs scripts/bench/torch_gpt.py; returns null (with the reason) when python or torch is missing. */
-export function runTorch(python: string, threads: number, steps: number, genReps: number): { result: TorchMeasure | null; reason: string | null } {
+export function runTorch(python: string, threads: number, steps: number, genReps: number, rollout?: { prompts: number; samplesPerPrompt: number; reps: number }): { result: TorchMeasure | null; reason: string | null } {
   const py = path.resolve(PROJECT_ROOT, python);
   if (!existsSync(py)) return { result: null, reason: `no python at ${python}; install PyTorch with: ${TORCH_INSTALL} (or pass --python <path to a python with torch>)` };
   const probe = spawnSync(py, ['-c', 'import torch'], { encoding: 'utf8' });
@@ -126,6 +169,7 @@ export function runTorch(python: string, threads: number, steps: number, genReps
     path.join(PROJECT_ROOT, 'scripts', 'bench', 'torch_gpt.py'), '--config', JSON.stringify(c), '--threads', String(threads),
     '--rows', String(ROWS), '--seq', String(SEQ), '--steps', String(steps), '--gen-batch', String(GEN.batch),
     '--prompt-len', String(GEN.promptLen), '--new-tokens', String(GEN.newTokens), '--top-k', String(GEN.topK), '--gen-reps', String(genReps),
+    ...(rollout ? ['--rollout-prompts', String(rollout.prompts), '--rollout-samples', String(rollout.samplesPerPrompt), '--rollout-reps', String(rollout.reps)] : []),
   ], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`the PyTorch benchmark failed (exit ${r.status}): ${r.stderr.slice(-2000)}`);
@@ -155,14 +199,17 @@ export interface RuntimeBenchReport {
   /** Deterministic mode at the same threads, at the preset shape and at long rows (with its non-deterministic pair). */
   deterministic: Array<{ rows: number; seqLen: number; nonDeterministic: TrainMeasure; deterministic: TrainMeasure; ratio: number }>;
   generate: { median: number; best: number };
-  torch: (TorchMeasure & { trainRatio: number; generateRatio: number }) | null;
+  /** Generation at the demo preset's rollout batch (prompts x samples rows, waves of the model worker's size). */
+  generateRollout: { prompts: number; samplesPerPrompt: number; median: number; best: number };
+  torch: (TorchMeasure & { trainRatio: number; generateRatio: number; rolloutGenerateRatio: number | null }) | null;
   torchSkipped: string | null;
   overhead: OverheadMeasure;
   /** A rollout batch of the demo preset's size (math) under h0 and the frozen accepted demo harness, by part. */
   rollouts: RolloutBreakdown[];
   /** With --profile: where the step's graph time goes, by op group and forward / backward. */
   trainerProfile?: TrainerProfile;
-  targets: { trainVsMatmul: boolean; trainVsTorch: boolean | null; overhead: boolean };
+  /** generateVsTorch: generation at least 1.5 x PyTorch at batch GEN.batch and at the rollout batch. */
+  targets: { trainVsMatmul: boolean; trainVsTorch: boolean | null; overhead: boolean; generateVsTorch: boolean | null };
 }
 
 async function overheadFrom(o: RuntimeBenchOptions): Promise<OverheadMeasure> {
@@ -201,16 +248,22 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   const genReps = o.quick ? 2 : 5;
   const generate = await generationTokensPerSec(PRESET, GEN.batch, GEN.promptLen, GEN.newTokens, o.threads, genReps);
   write(`sampler: batch ${GEN.batch}, prompt ${GEN.promptLen}, ${GEN.newTokens} new tokens per row, top-k ${GEN.topK}: median ${generate.median.toFixed(0)} tok/s (best ${generate.best.toFixed(0)})`);
+  const shape = o.quick ? { prompts: 8, samplesPerPrompt: demoRolloutShape().samplesPerPrompt } : demoRolloutShape();
+  const rolloutReps = o.quick ? 1 : 3;
+  const rolloutGen = await rolloutGenerationTokensPerSec(o.threads, shape, rolloutReps);
+  const generateRollout = { ...shape, median: rolloutGen.median, best: rolloutGen.best };
+  write(`sampler: rollout batch ${shape.prompts} prompts x ${shape.samplesPerPrompt} samples = ${rolloutGen.rows} rows (waves of ${WORKER_BATCH_ROWS}), same prompt length, new tokens and top-k: median ${rolloutGen.median.toFixed(0)} tok/s (best ${rolloutGen.best.toFixed(0)})`);
 
   write(`\n## (b) PyTorch on CPU, same architecture, shapes and threads (scripts/bench/torch_gpt.py, eager, SDPA attention)`);
-  const torch = runTorch(o.python, o.threads, o.quick ? 3 : o.steps, genReps);
+  const torch = runTorch(o.python, o.threads, o.quick ? 3 : o.steps, genReps, { ...shape, reps: rolloutReps });
   let torchReport: RuntimeBenchReport['torch'] = null;
   if (torch.result) {
     const t = torch.result;
-    torchReport = { ...t, trainRatio: train.tokensPerSec / t.train.tokensPerSec, generateRatio: generate.median / t.generate.median };
+    torchReport = { ...t, trainRatio: train.tokensPerSec / t.train.tokensPerSec, generateRatio: generate.median / t.generate.median, rolloutGenerateRatio: t.rollout ? rolloutGen.median / t.rollout.median : null };
     write(`torch ${t.torch}, ${t.threads} threads, ${t.params} params${t.params === train.params ? ' (same as the project model)' : ` (PROJECT MODEL HAS ${train.params}: the architectures differ)`}`);
     write(`torch training: median ${t.train.medianMs.toFixed(0)} ms/step = ${t.train.tokensPerSec.toFixed(0)} tok/s (best ${t.train.bestTokensPerSec.toFixed(0)}) -> project / torch ${torchReport.trainRatio.toFixed(2)} (target >= 1.0)`);
-    write(`torch generation: median ${t.generate.median.toFixed(0)} tok/s (best ${t.generate.best.toFixed(0)}) -> project / torch ${torchReport.generateRatio.toFixed(2)}`);
+    write(`torch generation: median ${t.generate.median.toFixed(0)} tok/s (best ${t.generate.best.toFixed(0)}) -> project / torch ${torchReport.generateRatio.toFixed(2)} (target >= 1.5)`);
+    if (t.rollout) write(`torch generation at the rollout batch (each prompt prefilled once, its K/V repeated per sample): median ${t.rollout.median.toFixed(0)} tok/s (best ${t.rollout.best.toFixed(0)}) -> project / torch ${(torchReport.rolloutGenerateRatio as number).toFixed(2)} (target >= 1.5)`);
   } else {
     write(`skipped: ${torch.reason}`);
   }
@@ -228,9 +281,12 @@ export async function runRuntimeBench(o: RuntimeBenchOptions, write: (s: string)
   write(`\nload avg (1/5 min) at end ${loadEnd.join(' / ')}`);
   const report: RuntimeBenchReport = {
     command: o.command, date: new Date().toISOString(), machine: { cpus: os.cpus().length, loadAvgStart: loadStart, loadAvgEnd: loadEnd },
-    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, torch: torchReport, torchSkipped: torch.reason, overhead, rollouts,
+    preset: PRESET, threads: o.threads, train: { ...train, ratioToMatmul }, deterministic, generate, generateRollout, torch: torchReport, torchSkipped: torch.reason, overhead, rollouts,
     ...(trainerProfile ? { trainerProfile } : {}),
-    targets: { trainVsMatmul: ratioToMatmul >= 0.5, trainVsTorch: torchReport ? torchReport.trainRatio >= 1 : null, overhead: overhead.overheadFraction <= 0.1 },
+    targets: {
+      trainVsMatmul: ratioToMatmul >= 0.5, trainVsTorch: torchReport ? torchReport.trainRatio >= 1 : null, overhead: overhead.overheadFraction <= 0.1,
+      generateVsTorch: torchReport ? torchReport.generateRatio >= 1.5 && (torchReport.rolloutGenerateRatio ?? 0) >= 1.5 : null,
+    },
   };
   if (o.out) {
     await writeFileAtomic(path.resolve(o.out), JSON.stringify(report, null, 2) + '\n');

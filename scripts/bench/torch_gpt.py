@@ -7,6 +7,8 @@ and sampler.
               tokens, all targets weighted (token-mean cross entropy), AdamW decay on matrices and embeddings
   generation: batch of distinct random prompts, prefill then KV-cache decoding of a fixed number of new tokens
               per row with temperature 1 and top-k sampling (no stop tokens); time includes prefill
+  rollout:    the same at the batch of a rollout step (--rollout-prompts distinct prompts x --rollout-samples
+              rows each): each distinct prompt is prefilled once and its K/V repeated for its samples
 
 Prints one line `RESULT {json}`. Install torch into the project (PyPI's standard wheel):
   python3 -m venv .tools/torch-venv && .tools/torch-venv/bin/pip install torch
@@ -106,9 +108,15 @@ def bench_train(model, rows, seq, vocab, steps, warmup):
 
 
 @torch.inference_mode()
-def generate(model, prompts, new_tokens, top_k, layers):
+def generate(model, prompts, new_tokens, top_k, layers, samples=1):
     caches = [{} for _ in range(layers)]
     logits = model(prompts, caches, 0)[:, -1, :]
+    if samples > 1:
+        # Rows sampling from the same prompt share its prefill: repeat its K/V and last logits per sample.
+        logits = logits.repeat_interleave(samples, dim=0)
+        for cache in caches:
+            cache["k"] = cache["k"].repeat_interleave(samples, dim=0)
+            cache["v"] = cache["v"].repeat_interleave(samples, dim=0)
     pos = prompts.shape[1]
     out = []
     for _ in range(new_tokens):
@@ -121,14 +129,14 @@ def generate(model, prompts, new_tokens, top_k, layers):
     return torch.cat(out, dim=1)
 
 
-def bench_generate(model, batch, prompt_len, new_tokens, top_k, layers, reps):
+def bench_generate(model, batch, prompt_len, new_tokens, top_k, layers, reps, samples=1):
     g = torch.Generator().manual_seed(3)
-    prompts = torch.randint(0, 256, (batch, prompt_len), generator=g)
+    prompts = torch.randint(0, 256, (batch // samples, prompt_len), generator=g)
     generate(model, prompts[:1], 8, top_k, layers)
     rates = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        out = generate(model, prompts, new_tokens, top_k, layers)
+        out = generate(model, prompts, new_tokens, top_k, layers, samples)
         rates.append(out.numel() / (time.perf_counter() - t0))
     return {"median": statistics.median(rates), "best": max(rates)}
 
@@ -145,6 +153,9 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=128)
     ap.add_argument("--top-k", type=int, default=20)
     ap.add_argument("--gen-reps", type=int, default=5)
+    ap.add_argument("--rollout-prompts", type=int, default=0, help="0: no rollout-batch generation")
+    ap.add_argument("--rollout-samples", type=int, default=8)
+    ap.add_argument("--rollout-reps", type=int, default=3)
     a = ap.parse_args()
     c = json.loads(a.config)
     torch.set_num_threads(a.threads)
@@ -155,9 +166,14 @@ def main():
     train = bench_train(model, a.rows, a.seq, c["vocabSize"], a.steps, 2)
     model.eval()
     gen = bench_generate(model, a.gen_batch, a.prompt_len, a.new_tokens, a.top_k, c["nLayers"], a.gen_reps)
+    rollout = None
+    if a.rollout_prompts > 0:
+        rows = a.rollout_prompts * a.rollout_samples
+        rollout = bench_generate(model, rows, a.prompt_len, a.new_tokens, a.top_k, c["nLayers"], a.rollout_reps, a.rollout_samples)
     print("RESULT " + json.dumps({
         "torch": torch.__version__, "threads": torch.get_num_threads(), "params": params,
         "mkldnn": torch.backends.mkldnn.is_available(), "train": train, "generate": gen,
+        "rollout": rollout,
     }), flush=True)
 
 

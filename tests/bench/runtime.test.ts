@@ -1,15 +1,17 @@
 // `whale bench runtime`, the parts that need no CPU time: the orchestration overhead from a history
-// (hand-made histories with known intervals, and the recorded demo), the PyTorch part's skip message, and the
-// rollout batch breakdown on small real batches (embedded sampler, real sandbox).
+// (hand-made histories with known intervals, and the recorded demo), the PyTorch part's skip message, generation
+// timed at a (tiny) rollout batch's shape in the project and in PyTorch when installed, and the rollout batch
+// breakdown on small real batches (embedded sampler, real sandbox).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { readHistoryFiles } from '../../audit/timeline';
-import { DEFAULT_OVERHEAD_HISTORY, orchestrationOverhead, runTorch, TORCH_INSTALL } from '../../bench/runtime';
+import { DEFAULT_OVERHEAD_HISTORY, orchestrationOverhead, rolloutGenerationTokensPerSec, runTorch, TORCH_INSTALL } from '../../bench/runtime';
+import { spawnSync } from 'node:child_process';
 import { ROOT } from '../workflows/env';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DEMO_HARNESS_FIXTURE, formatRolloutBreakdown, ROLLOUT_PARTS, rolloutBreakdown } from '../../bench/rollout-breakdown';
@@ -91,6 +93,22 @@ describe('the PyTorch comparison', () => {
     const r = runTorch('/nonexistent/python3', 1, 1, 1);
     assert.equal(r.result, null);
     assert.ok(r.reason?.includes(TORCH_INSTALL), r.reason ?? '');
+  });
+
+  it('times generation at a rollout batch: shared prompts, a prefill per distinct prompt (project and PyTorch)', async (t) => {
+    const shape = { prompts: 3, samplesPerPrompt: 4, newTokens: 5 };
+    const g = await rolloutGenerationTokensPerSec(1, shape, 1);
+    assert.equal(g.rows, 12);
+    assert.ok(g.median > 0 && g.best >= g.median, JSON.stringify(g));
+    const py = path.join(ROOT, '.tools', 'hf-venv', 'bin', 'python');
+    if (!existsSync(py)) return t.skip(`no PyTorch at ${py}`);
+    const tiny = { vocabSize: 264, contextLength: 64, dModel: 32, nLayers: 2, nHeads: 2, layerNormEps: 1e-5 };
+    const r = spawnSync(py, [path.join(ROOT, 'scripts', 'bench', 'torch_gpt.py'), '--config', JSON.stringify(tiny), '--threads', '1', '--rows', '2', '--seq', '8',
+      '--steps', '1', '--gen-batch', '2', '--prompt-len', '4', '--new-tokens', '3', '--gen-reps', '1', '--rollout-prompts', '2', '--rollout-samples', '3', '--rollout-reps', '1'], { encoding: 'utf8' });
+    const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+    assert.ok(line, r.stderr.slice(-2000));
+    const res = JSON.parse(line.slice(7)) as { rollout: { median: number; best: number } | null };
+    assert.ok(res.rollout && res.rollout.median > 0, line);
   });
 });
 
