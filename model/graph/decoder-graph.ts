@@ -97,8 +97,9 @@ export function buildHfDecoderGraph(c: ModelConfig, params: Float32Array): Uint8
 /**
  * One decode step for B rows at their own positions. Inputs: tokens/positions int32 [B], cache_bias [B, C]
  * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key_t.{i} [B, H, hd, C] and
- * cache_value.{i} [B, H, C, hd]. Outputs: logits [B, V] and new_key.{i}/new_value.{i} [B, H, 1, hd] for
- * the caller to store in slot pos. This graph is internal (never exported), so it uses ORT's CPU contrib
+ * cache_value.{i} [B, H, C, hd]. Outputs: logits [B, V] and new_kv [2 * layers * B, H, 1, hd] (layer i's
+ * new K then its new V, [B, H, 1, hd] each) for the caller to store in slot pos: one output rather than
+ * two per layer, as each output costs the binding a copy and a wrapper per run. This graph is internal (never exported), so it uses ORT's CPU contrib
  * ops to cut per-step op count: SkipLayerNormalization folds each residual add and projection bias into
  * the next LayerNorm, FastGelu is gelu_new with the fc bias, and q is pre-scaled in the weights.
  */
@@ -126,7 +127,9 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
   const wte = init('wte', [c.vocabSize, d], p('wte.weight'));
   let x = b.op('Add', [b.op('Gather', [wte, 'tokens'], { axis: A.i(0) }), b.op('Gather', [init('wpe', [c.contextLength, d], p('wpe.weight')), 'positions'], { axis: A.i(0) })]);
   const bias = b.op('Unsqueeze', ['cache_bias', b.constI64([1, 2])]);
-  const heads = b.constI64([-1, H, 1, hd]);
+  const qkvHeads = b.constI64([-1, 3 * H, 1, hd]);
+  const headSplit = b.constI64([H, H, H]);
+  const newKv: string[] = [];
   const capacity = b.op('Gather', [b.op('Shape', ['cache_bias']), b.constI64([1])], { axis: A.i(0) });
   const splitSizes = b.op('Concat', [capacity, b.constI64([1])], { axis: A.i(0) });
   const eps = A.f(c.layerNormEps);
@@ -152,10 +155,9 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
     for (let r = 0; r < d; r++) for (let j = 0; j < d; j++) wq[r * 3 * d + j] *= scale;
     for (let j = 0; j < d; j++) bq[j] *= scale;
     const qkv = b.op('Gemm', [h, init(pre + 'qkv.w', [d, 3 * d], wq), init(pre + 'qkv.b', [3 * d], bq)]);
-    const [q, k, v] = b.nodeN('Split', [qkv, b.constI64([d, d, d])], 3, { axis: A.i(1) });
-    const qh = b.op('Reshape', [q, heads]);
-    const kh = b.op('Reshape', [k, heads], {}, `new_key.${l}`);
-    const vh = b.op('Reshape', [v, heads], {}, `new_value.${l}`);
+    // [B, 3d] -> [B, 3H, 1, hd] -> q, k, v as [B, H, 1, hd] (one Reshape and one Split per layer).
+    const [qh, kh, vh] = b.nodeN('Split', [b.op('Reshape', [qkv, qkvHeads]), headSplit], 3, { axis: A.i(1) });
+    newKv.push(kh, vh);
     const cached = b.op('Add', [b.op('MatMul', [qh, `cache_key_t.${l}`]), bias]);
     const self = b.op('ReduceSum', [b.op('Mul', [qh, kh]), b.constI64([-1])], { keepdims: A.i(1) });
     const probs = b.op('Softmax', [b.op('Concat', [cached, self], { axis: A.i(-1) })], { axis: A.i(-1) });
@@ -171,9 +173,7 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
   const xf = norm('ln_f');
   b.op('Gemm', [xf, wte], { transB: A.i(1) }, 'logits');
   b.output('logits', 'float32', ['batch', c.vocabSize]);
-  for (let l = 0; l < c.nLayers; l++) {
-    b.output(`new_key.${l}`, 'float32', ['batch', H, 1, hd]);
-    b.output(`new_value.${l}`, 'float32', ['batch', H, 1, hd]);
-  }
+  b.op('Concat', newKv, { axis: A.i(0) }, 'new_kv');
+  b.output('new_kv', 'float32', ['rows', H, 1, hd]);
   return b.toBytes();
 }

@@ -201,9 +201,12 @@ export class SlotCache {
   /** After a step: writes each live row's new K/V into slot pos and unmasks it. */
   store(out: ort.InferenceSession.OnnxValueMapType): void {
     const { H, hd, capacity } = this;
+    // new_kv holds, per layer, the new K then the new V, [rows, H, 1, hd] each.
+    const kv = out.new_kv.data as Float32Array;
+    const block = this.rows.length * H * hd;
     for (let l = 0; l < this.c.nLayers; l++) {
-      const nk = out[`new_key.${l}`].data as Float32Array;
-      const nv = out[`new_value.${l}`].data as Float32Array;
+      const nk = kv.subarray(2 * l * block, (2 * l + 1) * block);
+      const nv = kv.subarray((2 * l + 1) * block, (2 * l + 2) * block);
       const keys = this.arena.keys[l];
       const values = this.arena.values[l];
       for (let r = 0; r < this.rows.length; r++) {
