@@ -54,13 +54,14 @@ export class SlotArena {
   }
 }
 
-/** Prompt keys transposed once per distinct prompt ([H, hd, T] per layer), shared by the rows that sample from it. */
-const transposedKeys = new WeakMap<Prefill, Float32Array[]>();
+/** Per cache: the slot first filled from each prefill; its later rows copy that slot's transposed keys. */
+type FirstSlots = WeakMap<Prefill, number>;
 
 export class SlotCache {
   rows: DecodeRow[];
   private bias = new Float32Array(0);
   private capacity = 0;
+  private readonly firstSlot: FirstSlots = new WeakMap();
   private readonly H: number;
   private readonly hd: number;
 
@@ -127,31 +128,27 @@ export class SlotCache {
     this.capacity = capacity;
   }
 
-  /** Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. */
+  /**
+   * Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. Keys
+   * are transposed once per prompt, into the first slot filled from it; its other rows copy that slot's runs
+   * (filling happens before the first step, so no slot has moved yet).
+   */
   fillPrompt(slot: number, T: number, pre: Prefill): void {
     const { H, hd, capacity } = this;
-    let kT = transposedKeys.get(pre);
-    if (!kT) {
-      kT = pre.keys.map((kSrc) => {
-        const out = new Float32Array(H * hd * T);
-        for (let h = 0; h < H; h++) {
-          const src = (pre.row * H + h) * pre.width * hd;
-          for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) out[(h * hd + i) * T + t] = kSrc[src + t * hd + i];
-        }
-        return out;
-      });
-      transposedKeys.set(pre, kT);
-    }
+    const first = this.firstSlot.get(pre);
+    if (first === undefined) this.firstSlot.set(pre, slot);
     for (let l = 0; l < pre.keys.length; l++) {
       const kDst = this.arena.keys[l];
-      const kSrc = kT[l];
+      const kSrc = pre.keys[l];
       for (let h = 0; h < H; h++) {
         const src = (pre.row * H + h) * pre.width * hd;
         this.arena.values[l].set(pre.values[l].subarray(src, src + T * hd), (slot * H + h) * capacity * hd);
-        for (let i = 0; i < hd; i++) {
-          const from = (h * hd + i) * T;
-          const to = ((slot * H + h) * hd + i) * capacity;
-          for (let t = 0; t < T; t++) kDst[to + t] = kSrc[from + t];
+        const to = (slot * H + h) * hd * capacity;
+        if (first === undefined) {
+          for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) kDst[to + i * capacity + t] = kSrc[src + t * hd + i];
+        } else {
+          const from = (first * H + h) * hd * capacity;
+          for (let i = 0; i < hd; i++) kDst.copyWithin(to + i * capacity, from + i * capacity, from + i * capacity + T);
         }
       }
     }
