@@ -96,8 +96,8 @@ export function buildHfDecoderGraph(c: ModelConfig, params: Float32Array): Uint8
 
 /**
  * One decode step for B rows at their own positions. Inputs: tokens/positions int32 [B], cache_bias [B, C]
- * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key_t.{i} [B, H, hd, C] and
- * cache_value.{i} [B, H, C, hd]. Outputs: logits [B, V] and new_kv [2 * layers * B, H, 1, hd] (layer i's
+ * (0 where a slot holds this row's past, -1e9 elsewhere), cache_key.{i} and cache_value.{i} [B, H, C, hd].
+ * Outputs: logits [B, V] and new_kv [2 * layers * B, H, 1, hd] (layer i's
  * new K then its new V, [B, H, 1, hd] each) for the caller to store in slot pos: one output rather than
  * two per layer, as each output costs the binding a copy and a wrapper per run. This graph is internal (never exported), so it uses ORT's CPU contrib
  * ops to cut per-step op count: SkipLayerNormalization folds each residual add and projection bias into
@@ -120,8 +120,9 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
   b.input('positions', 'int32', ['batch']);
   b.input('cache_bias', 'float32', ['batch', 'capacity']);
   for (let l = 0; l < c.nLayers; l++) {
-    // Keys are stored transposed so q.K^T is a plain MatMul (a transposed-B MatMul repacks the cache).
-    b.input(`cache_key_t.${l}`, 'float32', ['batch', H, hd, 'capacity']);
+    // Keys in the values' layout: q.K^T as a transposed-B FusedMatMul runs MLAS's one-row dot-product kernel
+    // over contiguous slots (1m at 256 rows x 192 slots: ~2 ms vs ~4-10 ms for a plain MatMul on K^T).
+    b.input(`cache_key.${l}`, 'float32', ['batch', H, 'capacity', hd]);
     b.input(`cache_value.${l}`, 'float32', ['batch', H, 'capacity', hd]);
   }
   const wte = init('wte', [c.vocabSize, d], p('wte.weight'));
@@ -158,7 +159,8 @@ export function buildStepGraph(c: ModelConfig, params: Float32Array): Uint8Array
     // [B, 3d] -> [B, 3H, 1, hd] -> q, k, v as [B, H, 1, hd] (one Reshape and one Split per layer).
     const [qh, kh, vh] = b.nodeN('Split', [b.op('Reshape', [qkv, qkvHeads]), headSplit], 3, { axis: A.i(1) });
     newKv.push(kh, vh);
-    const cached = b.op('Add', [b.op('MatMul', [qh, `cache_key_t.${l}`]), bias]);
+    const [qk] = b.nodeN('FusedMatMul', [qh, `cache_key.${l}`], 1, { transB: A.i(1) }, undefined, ms);
+    const cached = b.op('Add', [qk, bias]);
     const self = b.op('ReduceSum', [b.op('Mul', [qh, kh]), b.constI64([-1])], { keepdims: A.i(1) });
     const probs = b.op('Softmax', [b.op('Concat', [cached, self], { axis: A.i(-1) })], { axis: A.i(-1) });
     const [pCache, pSelf] = b.nodeN('Split', [probs, splitSizes], 2, { axis: A.i(-1) });

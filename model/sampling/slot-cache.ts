@@ -1,5 +1,5 @@
-// The sampler's fixed-slot KV cache in JS memory: per layer V as [rows, heads, capacity, head_dim] and K
-// transposed as [rows, heads, head_dim, capacity] (so the step graph's q.K^T needs no repacking).
+// The sampler's fixed-slot KV cache in JS memory: per layer K and V as [rows, heads, capacity, head_dim]
+// (every copy in or out is a contiguous run of floats).
 // Row r's position p lives in slot p; a bias row masks slots it has not written. Capacity grows by 16 slots;
 // finished rows are compacted away once they are half the batch, so late steps run on live rows only.
 // Growth and compaction move the data in place inside buffers kept across waves and calls (SlotArena).
@@ -54,14 +54,10 @@ export class SlotArena {
   }
 }
 
-/** Per cache: the slot first filled from each prefill; its later rows copy that slot's transposed keys. */
-type FirstSlots = WeakMap<Prefill, number>;
-
 export class SlotCache {
   rows: DecodeRow[];
   private bias = new Float32Array(0);
   private capacity = 0;
-  private readonly firstSlot: FirstSlots = new WeakMap();
   private readonly H: number;
   private readonly hd: number;
 
@@ -113,8 +109,7 @@ export class SlotCache {
     const n = this.rows.length;
     const old = this.capacity;
     this.arena.reserve(n * H * hd * capacity, n * H * hd * old);
-    // K^T: n*H*hd runs of `old` floats; V: n*H blocks of old*hd floats (one block per row and head). Runs
-    // overlap their destinations, so the last moves first.
+    // n*H blocks of old*hd floats (one per row and head); blocks overlap their destinations, so the last moves first.
     const widen = (buf: Float32Array, runs: number, from: number, to: number) => {
       for (let g = runs - 1; g >= 0; g--) {
         buf.copyWithin(g * to, g * from, g * from + from);
@@ -122,34 +117,21 @@ export class SlotCache {
       }
     };
     for (let l = 0; l < this.c.nLayers; l++) {
-      widen(this.arena.keys[l], n * H * hd, old, capacity);
+      widen(this.arena.keys[l], n * H, old * hd, capacity * hd);
       widen(this.arena.values[l], n * H, old * hd, capacity * hd);
     }
     this.capacity = capacity;
   }
 
-  /**
-   * Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. Keys
-   * are transposed once per prompt, into the first slot filled from it; its other rows copy that slot's runs
-   * (filling happens before the first step, so no slot has moved yet).
-   */
+  /** Copies a prefilled prompt's K/V (row `pre.row` of a [rows, H, width, hd] batch) into slots 0..T-1. */
   fillPrompt(slot: number, T: number, pre: Prefill): void {
     const { H, hd, capacity } = this;
-    const first = this.firstSlot.get(pre);
-    if (first === undefined) this.firstSlot.set(pre, slot);
     for (let l = 0; l < pre.keys.length; l++) {
-      const kDst = this.arena.keys[l];
-      const kSrc = pre.keys[l];
       for (let h = 0; h < H; h++) {
         const src = (pre.row * H + h) * pre.width * hd;
-        this.arena.values[l].set(pre.values[l].subarray(src, src + T * hd), (slot * H + h) * capacity * hd);
-        const to = (slot * H + h) * hd * capacity;
-        if (first === undefined) {
-          for (let t = 0; t < T; t++) for (let i = 0; i < hd; i++) kDst[to + i * capacity + t] = kSrc[src + t * hd + i];
-        } else {
-          const from = (first * H + h) * hd * capacity;
-          for (let i = 0; i < hd; i++) kDst.copyWithin(to + i * capacity, from + i * capacity, from + i * capacity + T);
-        }
+        const dst = (slot * H + h) * capacity * hd;
+        this.arena.keys[l].set(pre.keys[l].subarray(src, src + T * hd), dst);
+        this.arena.values[l].set(pre.values[l].subarray(src, src + T * hd), dst);
       }
     }
     this.bias.fill(0, slot * capacity, slot * capacity + T);
@@ -181,16 +163,15 @@ export class SlotCache {
       positions[r] = row.stop ? 0 : row.pos;
     });
     const floats = n * this.H * this.hd * this.capacity;
-    const vShape = [n, this.H, this.capacity, this.hd];
-    const kShape = [n, this.H, this.hd, this.capacity];
+    const shape = [n, this.H, this.capacity, this.hd];
     const f: Record<string, ort.Tensor> = {
       tokens: new Tensor('int32', tokens, [n]),
       positions: new Tensor('int32', positions, [n]),
       cache_bias: new Tensor('float32', this.bias, [n, this.capacity]),
     };
     for (let l = 0; l < this.c.nLayers; l++) {
-      f[`cache_key_t.${l}`] = new Tensor('float32', this.arena.keys[l].subarray(0, floats), kShape);
-      f[`cache_value.${l}`] = new Tensor('float32', this.arena.values[l].subarray(0, floats), vShape);
+      f[`cache_key.${l}`] = new Tensor('float32', this.arena.keys[l].subarray(0, floats), shape);
+      f[`cache_value.${l}`] = new Tensor('float32', this.arena.values[l].subarray(0, floats), shape);
     }
     return f;
   }
@@ -212,11 +193,10 @@ export class SlotCache {
         for (let h = 0; h < H; h++) {
           // hd floats each: plain loops, no subarray views to allocate.
           const src = (r * H + h) * hd;
-          const vBase = ((r * H + h) * capacity + row.pos) * hd;
-          const kBase = (r * H + h) * hd * capacity + row.pos;
+          const dst = ((r * H + h) * capacity + row.pos) * hd;
           for (let i = 0; i < hd; i++) {
-            values[vBase + i] = nv[src + i];
-            keys[kBase + i * capacity] = nk[src + i];
+            keys[dst + i] = nk[src + i];
+            values[dst + i] = nv[src + i];
           }
         }
       }
