@@ -20,7 +20,11 @@ export interface ChessTeacherOptions {
   checkRatePlain: number;
   checkRateAsked: number;
 }
-export const DEFAULT_CHESS_TEACHER: ChessTeacherOptions = { listRatePlain: 0.85, listRateAsked: 0.95, checkRatePlain: 0.8, checkRateAsked: 0.95 };
+// The plain rates sit well below the asked ones, as math's calculator rate does under h0: a base that
+// imitates them leaves both levers room (RSFT under h0 reinforces the copy-a-check choice, a harness that
+// asks for it gets it from the prompt). At 0.85 / 0.8 the h0 base already made that choice 80% of the time
+// and neither lever moved it.
+export const DEFAULT_CHESS_TEACHER: ChessTeacherOptions = { listRatePlain: 0.8, listRateAsked: 0.95, checkRatePlain: 0.45, checkRateAsked: 0.95 };
 
 /** A listed move as shown: UCI, with the environment's leading '+' when it gives check. */
 const LISTED = /(?:^|[\s:])(\+?[a-h][1-8][a-h][1-8][qrbn]?)(?=$|[\s.,;<])/g;

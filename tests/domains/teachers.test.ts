@@ -77,11 +77,13 @@ test('chess teacher: never reads the solution; copies listed moves, preferring c
   };
   const illegalEnd = (ts: Trajectory[]) => rate(ts, (t) => t.stopReason === 'illegal-actions');
   report.push(`chess: h0 success ${success(h0).toFixed(2)} copy ${copyRate(h0).toFixed(2)} checks ${checkShare(h0).toFixed(2)} (ended on illegal moves ${illegalEnd(h0).toFixed(2)}); asked variant ${success(asked).toFixed(2)} copy ${copyRate(asked).toFixed(2)} checks ${checkShare(asked).toFixed(2)}; reference success ${success(ref).toFixed(2)} (${illegalEnd(ref).toFixed(2)})`);
-  assert.ok(copyRate(h0) > 0.75 && copyRate(h0) < 0.95, report.at(-1));
-  assert.ok(checkShare(h0) > 0.7 && checkShare(h0) < 0.92, report.at(-1));
-  assert.ok(copyRate(asked) > copyRate(h0) && checkShare(asked) > checkShare(h0), report.at(-1));
-  assert.ok(success(h0) > 0.04 && success(h0) < 0.2, report.at(-1));
-  assert.ok(success(ref) > success(h0), report.at(-1));
+  // The plain prompt's rates sit well below the asked ones (0.8 / 0.45 against 0.95 / 0.95): the room both
+  // levers work in (RSFT under h0 reinforces the copied check; a prompt that asks for it gets it).
+  assert.ok(copyRate(h0) > 0.7 && copyRate(h0) < 0.9, report.at(-1));
+  assert.ok(checkShare(h0) > 0.35 && checkShare(h0) < 0.6, report.at(-1));
+  assert.ok(copyRate(asked) > copyRate(h0) + 0.1 && checkShare(asked) > checkShare(h0) + 0.3, report.at(-1));
+  assert.ok(success(h0) > 0.02 && success(h0) < 0.2, report.at(-1));
+  assert.ok(success(ref) > success(h0) + 0.05, report.at(-1));
   assert.ok(illegalEnd(h0) > illegalEnd(ref), report.at(-1));
   // No oracle: the same prompt and seed give the same answer whatever the hidden line says.
   const task = getDomain('chess').load({ kind: 'synthetic' }).splits.harness[0] as ChessTask;
