@@ -115,10 +115,10 @@ run_group() {
     local rest=() j code secs
     for j in "${pending[@]}"; do
       if [ -f "$logs/$name-$j.rc" ]; then
-        read -r code secs <"$logs/$name-$j.rc"
+        read -r code secs cpu <"$logs/$name-$j.rc"
         # The file's own closing counts are folded into one line (the totals at the end add them up).
         grep -v -E '^ℹ (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [0-9.]+$' "$logs/$name-$j.txt" || true
-        echo "[test] ${secs} s, exit ${code}, pass $(count pass "$logs/$name-$j.txt"), fail $(count fail "$logs/$name-$j.txt"): ${group_files[$j]}"
+        echo "[test] ${secs} s (cpu ${cpu:-?} s), exit ${code}, pass $(count pass "$logs/$name-$j.txt"), fail $(count fail "$logs/$name-$j.txt"): ${group_files[$j]}"
         if [ "$code" -ne 0 ]; then status=1; failed+=("${group_files[$j]}"); fi
       else
         rest+=("$j")
@@ -132,7 +132,10 @@ run_group() {
     (
       s=$SECONDS; code=0
       node --import tsx --test --test-reporter=spec "${group_files[$k]}" >"$logs/$name-$k.txt" 2>&1 || code=$?
-      echo "$code $((SECONDS - s))" >"$logs/$name-$k.rc"
+      # CPU seconds of the file and every process it waited for (user + system): what the 2 cores paid for it.
+      times >"$logs/$name-$k.times" # a builtin with a redirect: no subshell, so its children's line counts
+      cpu=$(tail -n 1 "$logs/$name-$k.times" | awk '{ split($1, u, /[ms]/); split($2, y, /[ms]/); printf "%.0f", u[1] * 60 + u[2] + y[1] * 60 + y[2] }')
+      echo "$code $((SECONDS - s)) $cpu" >"$logs/$name-$k.rc"
     ) &
     pending+=("$k")
     i=$((i + 1))
@@ -165,7 +168,22 @@ for k in tests suites pass fail cancelled skipped todo; do echo "ℹ $k $(total 
 pass=$(total pass); fail=$(total fail); cancelled=$(total cancelled)
 # A file whose runner failed without a failing test (e.g. a file that does not load) still fails the suite.
 if [ "$fail" -gt 0 ] || [ "$cancelled" -gt 0 ]; then status=1; fi
-if [ "${#failed[@]}" -gt 0 ]; then printf '[test] failed: %s\n' "${failed[@]}"; fi
+if [ "${#failed[@]}" -gt 0 ]; then
+  # Each failing file's closing report again (node's "failing tests:" section, with the errors), so that the
+  # end of the log, which is what a CI summary keeps, says why and not only which.
+  for f in "${failed[@]}"; do
+    for log in "$logs"/serial-*.txt "$logs"/concurrent-*.txt; do
+      [ -f "$log" ] || continue
+      k=$(basename "$log" .txt); grp=${k%%-*}; idx=${k#*-}
+      [ "$grp" = serial ] && files_of=("${serial[@]}") || files_of=("${concurrent[@]}")
+      [ "${files_of[$idx]}" = "$f" ] || continue
+      echo "[test] why $f failed (the end of its report):"
+      if grep -q '^✖ failing tests:' "$log"; then sed -n '/^✖ failing tests:/,$p' "$log" | grep -v -E '^ℹ ' | head -n 120
+      else tail -n 60 "$log"; fi
+    done
+  done
+  printf '[test] failed: %s\n' "${failed[@]}"
+fi
 echo "# pass $pass"
 echo "# fail $fail"
 exit "$status"

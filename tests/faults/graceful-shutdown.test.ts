@@ -84,6 +84,9 @@ describe('SIGTERM to the model worker', () => {
     cluster.startWorker('model', WORKER_ENV);
 
     // 2. In the middle of a fine-tune step: it has heartbeated a partial checkpoint after at least one minibatch.
+    // Two waits: the retried rollout batch runs first on one thread (minutes on a loaded machine), then the
+    // step's minibatch heartbeats (the SDK sends one at once and later ones at most every 16 s here).
+    await waitFor('the fine-tune step to start (after the retried rollout batch)', async () => ((await pending('fineTuneStep')) ? true : undefined), 900_000);
     await waitFor('a fine-tune step with a partial checkpoint heartbeated', async () => {
       const hb = (await pending('fineTuneStep'))?.heartbeat as { kind?: string; minibatch?: number } | undefined;
       return hb?.kind === 'fine-tune' && (hb.minibatch ?? 0) >= 1 ? true : undefined;
