@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundlePath } from '@temporalio/worker';
+import { buildWorkflowBundle } from '../../workers/workflow-bundle';
 import type { WhaleActivities } from '../../activities/types';
 import { ALL_SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { freePort, ROOT, waitFor } from '../../testbed/env';
@@ -44,14 +45,16 @@ export async function startTestServer(extraArgs: string[] = []): Promise<TestWor
   });
 }
 
-let bundle: WorkflowBundleWithSourceMap | undefined;
-export async function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= await bundleWorkflowCode({ workflowsPath: path.join(ROOT, 'workflows', 'index.ts'), logger: quietLogger });
+let bundle: Promise<WorkflowBundlePath> | undefined;
+/**
+ * The workflow bundle of the current sources: the one set-up pre-built under .data/workflow-bundle (keyed by
+ * the content hash of every workflow source, so it is never stale), built there first when the sources
+ * changed. What the orchestration workers load too; a webpack build per test process would cost ~4 CPU-s.
+ */
+export async function workflowBundle(): Promise<WorkflowBundlePath> {
+  bundle ??= buildWorkflowBundle().then((b) => ({ codePath: b.codePath }));
   return bundle;
 }
-
-const noop = () => undefined;
-const quietLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => console.error(m), log: noop };
 
 /** One worker serving both the orchestration queue (workflows) and the activity queues of a test. */
 export async function createTestWorker(env: TestWorkflowEnvironment, taskQueue: string, activities?: WhaleActivities): Promise<Worker> {
