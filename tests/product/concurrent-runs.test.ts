@@ -26,11 +26,13 @@ before(async () => {
 });
 after(async () => cluster?.teardown());
 
+// Sized to what the comparison needs (six runs: each alone, then the three together): a step with accepted
+// rollouts to train on, two harness candidates, a test score per evaluation; more rows would compare the same.
 const small = {
   version: 1, domain: 'math',
-  weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 8, learningRate: 3e-4, deterministic: true },
-  harness: { candidatesPerRound: 2, taskLimit: 8 },
-  test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 32 },
+  weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8, learningRate: 3e-4, deterministic: true },
+  harness: { candidatesPerRound: 2, taskLimit: 4 },
+  test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 8 },
 };
 const RUNS: Record<string, Record<string, unknown>> = {
   weights: { ...small, method: 'weights-only', seed: 1, budget: { totalWeightSteps: 2 } },
