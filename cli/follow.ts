@@ -4,7 +4,7 @@
 import { readFileSync, existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { describeRun, type RunStatusView } from './status';
+import type { RunStatusView } from './status';
 import { PROJECT_ROOT } from './paths';
 import type { RunSummary } from '../workflows/run-state';
 
@@ -46,6 +46,8 @@ export function progressLine(v: RunStatusView): string {
 
 /** Follows a run to its end, printing progress; returns the run's summary. */
 export async function followRun(client: Client, workflowId: string, out: NodeJS.WriteStream | NodeJS.WritableStream): Promise<RunSummary> {
+  // Loaded here, not at the top: `whale start` needs only the presets from this file.
+  const { describeRun } = require('./status') as typeof import('./status');
   const tty = 'isTTY' in out && Boolean(out.isTTY);
   const handle = client.workflow.getHandle(workflowId);
   let done = false;

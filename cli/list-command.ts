@@ -1,6 +1,5 @@
 // `whale list`: the runs in the namespace with phase, step and best score, from their search attributes.
 import type { Command } from 'commander';
-import { formatRunTable, listRunRows } from './status';
 import { configuredClient, printJson } from './options';
 
 export function registerListCommand(program: Command): void {
@@ -11,6 +10,7 @@ export function registerListCommand(program: Command): void {
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'print JSON rows')
     .action(async (opts: { query?: string; limit: string; json?: boolean }) => {
+      const { formatRunTable, listRunRows } = require('./status') as typeof import('./status');
       const client = await configuredClient();
       const rows = await listRunRows(client, opts.query, Number(opts.limit));
       if (opts.json) printJson(rows);

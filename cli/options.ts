@@ -3,8 +3,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
-import { loadTemporalConfig } from '../temporal.config';
-import { connectClient } from '../workers/connection';
 import { WhaleError } from '../common/errors';
 
 /** A user error: printed without a stack, exit code 2. */
@@ -55,6 +53,9 @@ export function printJson(value: unknown): void {
 }
 
 /** A client on the configured server and namespace (temporal.config.ts: profile, TEMPORAL_*, WHALE_*). */
+// Loaded here, not at the top: every command imports this file, also for `--help`, which needs neither.
 export async function configuredClient(): Promise<Client> {
+  const { loadTemporalConfig } = require('../temporal.config') as typeof import('../temporal.config');
+  const { connectClient } = require('../workers/connection') as typeof import('../workers/connection');
   return connectClient(loadTemporalConfig());
 }

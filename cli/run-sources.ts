@@ -10,8 +10,9 @@ import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
 import { PROJECT_ROOT } from './paths';
 import { DomainModuleError, isDomainPath, resolveDomainArgument } from '../domains/external';
-import { AgentBundleError, bundleDomain, loadBundle, pickPair, readRunOutcome } from './agent-bundle';
-import { storeHfPointer } from './hf-command';
+// agent-bundle and hf-command (the model runtime, the sandbox, TypeScript) load only when --from needs them.
+import type * as AgentBundle from './agent-bundle';
+import type * as HfCommand from './hf-command';
 import { WhaleError } from '../common/errors';
 
 /** A user error in the run's sources (domain folder, --from): printed without a stack. */
@@ -53,6 +54,7 @@ export async function applyRunSources(raw: unknown, opts: RunSourceOptions): Pro
   if (which !== 'final' && which !== 'best') throw new RunSourceError(`--from-which must be final or best; got '${which}'`);
   const model = { ...(typeof config.model === 'object' && config.model !== null ? config.model as Record<string, unknown> : {}) };
   if (model.baseCheckpoint || model.baseHarness) throw new RunSourceError('--from sets model.baseCheckpoint and model.baseHarness: remove them from the run config, or drop --from');
+  const { bundleDomain, loadBundle, pickPair, readRunOutcome } = require('./agent-bundle') as typeof AgentBundle;
   try {
     if (looksLikeBundle(opts.from)) {
       if (opts.which !== undefined) throw new RunSourceError('--from-which applies to a run; a bundle holds the one pair it was exported with');
@@ -61,6 +63,7 @@ export async function applyRunSources(raw: unknown, opts: RunSourceOptions): Pro
       if (config.domain === undefined) config.domain = pin(bundleDomain(bundle, { trusted: opts.trustBundleCode === true, notice: (line) => process.stderr.write(`${line}\n`) }), process.cwd());
       const store = opts.store();
       // A bundle of a run on a served model carries its weights as hf/: the new run starts from a pointer to it.
+      const { storeHfPointer } = require('./hf-command') as typeof HfCommand;
       const baseCheckpoint = bundle.checkpoint ? await store.put('checkpoint', bundle.checkpoint) : await storeHfPointer(store, path.join(bundle.dir, 'hf'));
       const baseHarness = await store.put('harness', bundle.harnessSource);
       config.model = { ...model, baseCheckpoint, baseHarness };
@@ -77,7 +80,7 @@ export async function applyRunSources(raw: unknown, opts: RunSourceOptions): Pro
     config.lineage = { kind: 'run', parentRunId: opts.from, which, parentDomain: outcome.config.domain, parentMeanAt8: pair.meanAt8, bundlePath: null, bundleManifestSha256: null };
     return config;
   } catch (err) {
-    if (err instanceof AgentBundleError || err instanceof DomainModuleError) throw new RunSourceError(err.message);
+    if (err instanceof (require('./agent-bundle') as typeof AgentBundle).AgentBundleError || err instanceof DomainModuleError) throw new RunSourceError(err.message);
     if (err instanceof Error && /no run with workflow id/.test(err.message)) throw new RunSourceError(`--from ${opts.from}: not a bundle folder, and ${err.message}`);
     throw err;
   }

@@ -2,9 +2,6 @@
 // the view itself is built in status.ts.
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { loadTemporalConfig } from '../temporal.config';
-import { connectClient } from '../workers/connection';
-import { describeRun, formatStatus, runDiskUse } from './status';
 import { PROJECT_ROOT } from './paths';
 import { printJson } from './options';
 
@@ -15,6 +12,10 @@ export function registerStatusCommand(program: Command): void {
     .argument('<workflowId>')
     .option('--json', 'print JSON')
     .action(async (workflowId: string, opts: { json?: boolean }) => {
+      // Loaded when the command runs, so `whale status --help` and a usage error stay quick.
+      const { loadTemporalConfig } = require('../temporal.config') as typeof import('../temporal.config');
+      const { connectClient } = require('../workers/connection') as typeof import('../workers/connection');
+      const { describeRun, formatStatus, runDiskUse } = require('./status') as typeof import('./status');
       const config = loadTemporalConfig();
       const client = await connectClient(config);
       const view = await describeRun(client, workflowId);

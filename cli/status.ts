@@ -1,7 +1,7 @@
 // `whale status` and `whale list`: what a run is doing and where it waits, from describe (search
 // attributes, memo, pending activities) and the task queues' pollers, so it works while no worker runs.
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { ALL_SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { diskUse, formatBytes, type DiskUse } from '../store/gc';
 import { collectRunReferences } from '../store/run-references';
@@ -40,10 +40,12 @@ function decodePayload(p: temporal.api.common.v1.IPayload | null | undefined): u
 const PENDING_STATE: Record<number, string> = { 0: 'unspecified', 1: 'scheduled', 2: 'started', 3: 'cancel-requested', 4: 'paused', 5: 'pause-requested' };
 
 async function activityPollers(client: Client, taskQueue: string): Promise<number | null> {
+  // Loaded here: `whale start` imports this file (through follow.ts) also when it fails before connecting.
+  const proto = require('@temporalio/proto') as typeof import('@temporalio/proto');
   try {
     const res = await client.workflowService.describeTaskQueue({
       namespace: client.options.namespace, taskQueue: { name: taskQueue },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+      taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     });
     return res.pollers?.length ?? 0;
   } catch {

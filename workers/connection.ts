@@ -1,7 +1,9 @@
 // Connections to Temporal for workers (NativeConnection) and clients (Connection), from temporal.config.ts
 // (which reads Temporal's profile file, TEMPORAL_* and WHALE_* variables, and the API key).
-import { Connection, Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+// Both SDK packages load when first used (`require`, not a top-level import): a CLI command that only needs a
+// client never pays for @temporalio/worker, and `whale --help` or `--version` pays for neither.
+import type { Connection, Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import type { TemporalConfig } from '../temporal.config';
 import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
@@ -76,10 +78,12 @@ export async function retryConnecting<T>(config: TemporalConfig, wait: ConnectWa
 /** A worker's connection; with `wait`, it retries while the server is not up yet (a worker started before it). */
 export async function connectWorker(config: TemporalConfig, wait?: ConnectWait): Promise<NativeConnection> {
   const tls = tlsOptions(config);
+  const { NativeConnection } = require('@temporalio/worker') as typeof import('@temporalio/worker');
   return retryConnecting(config, wait, () => NativeConnection.connect({ address: config.address, tls, apiKey: apiKey(config) }));
 }
 
 export async function connectClient(config: TemporalConfig): Promise<Client> {
+  const { Connection, Client } = require('@temporalio/client') as typeof import('@temporalio/client');
   let connection: Connection;
   try {
     connection = await Connection.connect({ address: config.address, tls: tlsOptions(config), apiKey: apiKey(config), connectTimeout: '5s' });
