@@ -34,13 +34,15 @@ before(async () => {
 });
 after(async () => cluster?.teardown());
 
+// Small: every kind of call (rollouts, a training step, harness and test scoring) crosses the two paths; more
+// rows would compare the same.
 const runConfig = (modelTaskQueue: string) => ({
   version: 1, method: 'whale-fixed', domain: 'math', seed: 3,
-  weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 8, learningRate: 1e-4, deterministic: true },
+  weight: { promptsPerStep: 4, samplesPerPrompt: 4, minibatchSize: 8, learningRate: 1e-4, deterministic: true },
   switching: { kind: 'fixed', weightEpochs: 0.001, harnessRounds: 2 },
-  harness: { candidatesPerRound: 1, taskLimit: 16 },
+  harness: { candidatesPerRound: 1, taskLimit: 4 },
   budget: { totalWeightSteps: 2 },
-  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 16 },
+  test: { everyEpochs: 1, samplesPerTask: 1, taskLimit: 8 },
   execution: { modelTaskQueue, rollout: { heartbeatTimeout: '60s' }, fineTune: { heartbeatTimeout: '60s' } },
 });
 
