@@ -45,6 +45,8 @@ export interface SoakOptions {
   stepsPerPhase: number;
   /** Heartbeat timeout of every activity, seconds (the SDK heartbeats every 80 % of it). */
   heartbeatSeconds: number;
+  /** The run's sizes (default SOAK_RUN_SIZE); the tests run smaller (their kills need only a few activities). */
+  runSize?: SoakRunSize;
   /** Reference result: a JSON file to read (or write after an uninterrupted run). null: always run it. */
   referenceCache: string | null;
   /** Give up (failed) after this long. */
@@ -54,17 +56,25 @@ export interface SoakOptions {
   log?: (line: string) => void;
 }
 
+/** Prompts per weight step (x 8 samples), and the tasks D_harness and D_test are cut to. */
+export interface SoakRunSize {
+  promptsPerStep: number;
+  tasks: number;
+}
+export const SOAK_RUN_SIZE: SoakRunSize = { promptsPerStep: 16, tasks: 16 };
+
 /** The small deterministic run the soak uses (sizes shrunk from presets/demo.json). */
-export function soakRunConfig(seed: number, steps: number, stepsPerPhase: number, heartbeatSeconds: number): Record<string, unknown> {
+export function soakRunConfig(seed: number, steps: number, stepsPerPhase: number, heartbeatSeconds: number, size: SoakRunSize = SOAK_RUN_SIZE): Record<string, unknown> {
   const hb = `${heartbeatSeconds}s`;
+  // D_weight has 2488 prompts: 16 per step is 155.5 steps per epoch, so E = k / 155.5 is k steps per weight phase.
+  const stepsPerEpoch = 2488 / size.promptsPerStep;
   return {
     version: 1, name: `soak seed ${seed}`, method: 'whale-fixed', domain: 'math', seed,
-    // D_weight has 2488 prompts: 16 per step is 155.5 steps per epoch, so E = k / 155.5 is k steps per weight phase.
-    weight: { promptsPerStep: 16, samplesPerPrompt: 8, learningRate: 1e-4, minibatchSize: 4, deterministic: true },
-    switching: { kind: 'fixed', weightEpochs: Math.round((stepsPerPhase / 155.5) * 1e6) / 1e6, harnessRounds: 2 },
-    harness: { candidatesPerRound: 2, taskLimit: 16 },
+    weight: { promptsPerStep: size.promptsPerStep, samplesPerPrompt: 8, learningRate: 1e-4, minibatchSize: 4, deterministic: true },
+    switching: { kind: 'fixed', weightEpochs: Math.round((stepsPerPhase / stepsPerEpoch) * 1e6) / 1e6, harnessRounds: 2 },
+    harness: { candidatesPerRound: 2, taskLimit: size.tasks },
     budget: { totalWeightSteps: steps },
-    test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: 16 },
+    test: { everyEpochs: 1000, samplesPerTask: 2, taskLimit: size.tasks },
     execution: {
       rollout: { heartbeatTimeout: hb }, fineTune: { heartbeatTimeout: hb }, evaluate: { heartbeatTimeout: hb }, propose: { heartbeatTimeout: hb },
     },
@@ -271,7 +281,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   const log = opts.log ?? (() => undefined);
   const schedule = new Rng(opts.seed * 2654435761 + 0x50a4);
   const rng = () => schedule.next();
-  const config = soakRunConfig(opts.seed, opts.steps, opts.stepsPerPhase, opts.heartbeatSeconds);
+  const config = soakRunConfig(opts.seed, opts.steps, opts.stepsPerPhase, opts.heartbeatSeconds, opts.runSize);
   const hbIntervalS = 0.8 * opts.heartbeatSeconds;
   const journalFile = path.join(ROOT, '.data', 'soak', `journal-${process.pid}-${Date.now()}.jsonl`);
   mkdirSync(path.dirname(journalFile), { recursive: true });

@@ -11,7 +11,9 @@ import { runSoak } from '../../testbed/soak-run';
 describe('server loss', () => {
   it('survives the dev server killed and restarted on the same database mid-run, with nothing lost', async (t) => {
     const report = await runSoak({
-      seed: 3, kills: 1, serverKills: 1, steps: 4, stepsPerPhase: 1,
+      seed: 3, kills: 1, serverKills: 1, steps: 2, stepsPerPhase: 1,
+      // The sizes of soak-reduced.test.ts (a weight step, a harness phase, a weight step): one reference for both.
+      runSize: { promptsPerStep: 8, tasks: 8 },
       // Longer than the server is down (restart included): a heartbeat deadline that passes while no server
       // runs times the attempt out when it comes back, and that attempt's work would be redone.
       heartbeatSeconds: 30,

@@ -12,9 +12,12 @@ import { runSoak } from '../../testbed/soak-run';
 describe('soak, reduced', () => {
   it('completes under seeded worker kills with the uninterrupted decisions, hashes and bounded lost work', async (t) => {
     const report = await runSoak({
-      seed: 3, kills: 3, serverKills: 0, steps: 4, stepsPerPhase: 1, heartbeatSeconds: 5,
-      // Orchestration kills only, inside and between workflow tasks: their states always exist, so the 3
-      // kills fit even when a quiet machine finishes this run in ~20 s. Model-worker kills mid activity are
+      seed: 3, kills: 3, serverKills: 0, steps: 2, stepsPerPhase: 1, heartbeatSeconds: 5,
+      // 8 prompts per step, D_harness and D_test cut to 8 tasks: about 15 activities, and each kill stalls
+      // the run until the restarted worker takes over, so the 3 kills fit.
+      runSize: { promptsPerStep: 8, tasks: 8 },
+      // Orchestration kills only, inside and between workflow tasks: their states always exist (an inside
+      // kill needs only an activity to end after the previous kill). Model-worker kills mid activity are
       // too short-lived to be sure to hit at this size; fine-tune-kill.test.ts (SIGKILL mid step),
       // graceful-shutdown.test.ts (SIGTERM mid rollout and mid step), tests/scale/multi-worker.test.ts
       // (SIGKILL mid rollout batch) and server-loss.test.ts cover them; the long soak draws all kinds.
