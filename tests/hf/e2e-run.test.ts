@@ -25,10 +25,12 @@ import type { ArtifactRef } from '../../store/artifact-ref';
 import type { RunSummary } from '../../workflows/run-state';
 import type { FineTuneStepResult, RolloutBatchResult } from '../../activities/types';
 import type { DatasetRecord, TrainRequest } from '../../backends/trainer-protocol';
-import { HF_PYTHON, TRAINER, hfSkipReason, run } from './hf-env';
+import { HF_PYTHON, TRAINER, hfSkipReason, startPyFixture, type PyFixture } from './hf-env';
 
 const skip = hfSkipReason();
 const OFFLINE = { HF_HUB_OFFLINE: '1', TRANSFORMERS_NO_ADVISORY_WARNINGS: '1' };
+// One compute thread for the Python processes: on a loaded 2-core machine a second OpenMP thread mostly spins.
+const ONE_THREAD = { OMP_NUM_THREADS: '1' };
 const DOMAIN = path.join(ROOT, 'tests', 'hf', 'fixtures', 'parity-domain');
 // The random model never ends a reply on its own, and each token costs tens of ms on a loaded CPU: a context
 // 16 tokens longer than the (equal-length) prompts keeps every reply to 16 tokens, so a request takes ~1 s.
@@ -36,6 +38,8 @@ const MAX_CONTEXT = renderChatPrompt([{ role: 'user', content: 'Say ruby 00.' }]
 let cluster: ScaleCluster;
 let dir: string;
 let serve: ChildProcess | undefined;
+/** The test's own Python work (the tiny model, the recomputed losses): one process, one torch import. */
+let py: PyFixture | undefined;
 let folder: string;
 let modelEnv: Record<string, string>;
 /** The hf/ folder of the first run's agent bundle (the second test starts a run from it). */
@@ -44,12 +48,12 @@ let bundleHf: string | undefined;
 /** The model folder and the server on it; resolves with the server's port once it answers. */
 async function modelAndServer(): Promise<number> {
   folder = path.join(dir, 'qwen2-tiny');
-  const made = await run([HF_PYTHON, path.join(ROOT, 'trainers', 'hf', 'tiny_model.py'), folder], undefined, { ...process.env, ...OFFLINE });
-  assert.equal(made.code, 0, made.stderr);
+  py = startPyFixture({ ...process.env, ...OFFLINE, ...ONE_THREAD });
+  await py.call({ tiny: folder });
   const port = await freePort();
   // Its own process group, so its workers go down with it.
   serve = spawn(path.join(path.dirname(HF_PYTHON), 'transformers'), ['serve', '--host', '127.0.0.1', '--port', String(port), '--device', 'cpu'],
-    { cwd: dir, env: { ...process.env, ...OFFLINE }, stdio: 'ignore', detached: true });
+    { cwd: dir, env: { ...process.env, ...OFFLINE, ...ONE_THREAD }, stdio: 'ignore', detached: true });
   await waitFor('transformers serve to answer /health', async () => (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) || undefined, 180_000);
   return port;
 }
@@ -79,6 +83,7 @@ after(async () => {
     process.kill(-serve.pid, 'SIGTERM');
     await exited;
   }
+  await py?.close();
   await cluster?.teardown();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -174,9 +179,7 @@ describe('a WHALE run on a Hugging Face model through transformers serve and the
       .map((f) => ({ file: f, req: JSON.parse(readFileSync(f, 'utf8')) as TrainRequest })).sort((a, b) => a.req.step - b.req.step);
     assert.equal(requests.length, 2, 'one trainer request per step');
     let rejected = 0;
-    const ran = await run([HF_PYTHON, path.join(ROOT, 'tests', 'hf', 'fixtures', 'step_loss.py'), ...requests.map((r) => r.file)], undefined, { ...process.env, ...OFFLINE });
-    assert.equal(ran.code, 0, ran.stderr);
-    const recomputed = ran.stdout.trim().split('\n').map((l) => JSON.parse(l) as { trained_tokens: number; mean_loss: number; all_tokens_loss: number; loss_mask_last_assistant_only: boolean });
+    const recomputed = await py!.call<{ trained_tokens: number; mean_loss: number; all_tokens_loss: number; loss_mask_last_assistant_only: boolean }[]>({ step_loss: requests.map((r) => r.file) });
     for (const [i, { req }] of requests.entries()) {
       assert.equal(req.base_checkpoint.model, folders[i]);
       const trajectories = trajectoriesFromJsonl((await store.get(rollouts[i].trajectories)).toString('utf8'));
