@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { createTestWorker, ROOT, startTestServer, testConfig, waitFor } from '../workflows/env';
+import { createTestWorker, ROOT, startTestServer, testConfig } from '../workflows/env';
 import { storeActivities } from './store-activities';
 import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { planGc } from '../../store/gc';
@@ -43,12 +43,24 @@ async function whale(args: string[], extraEnv: Record<string, string> = {}): Pro
   return stdout;
 }
 
-async function deleteRun(workflowId: string): Promise<void> {
+async function requestDeletion(workflowId: string): Promise<void> {
   await env.client.workflowService.deleteWorkflowExecution({ namespace: env.namespace ?? 'default', workflowExecution: { workflowId } });
-  await waitFor(`${workflowId} to be deleted`, async () => {
-    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) return w ? undefined : true;
-    return env.client.workflow.getHandle(workflowId).describe().then(() => undefined, () => true);
-  }, 180_000);
+}
+
+/**
+ * Waits until the server no longer lists or describes any of these runs. The dev server takes about half a
+ * minute to delete one, so the runs are deleted side by side and polled once a second, not ten times.
+ */
+async function waitDeleted(workflowIds: string[]): Promise<void> {
+  const gone = async (workflowId: string) => {
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) if (w) return false;
+    return env.client.workflow.getHandle(workflowId).describe().then(() => false, () => true);
+  };
+  const deadline = Date.now() + 180_000;
+  while (!(await Promise.all(workflowIds.map(gone))).every(Boolean)) {
+    if (Date.now() > deadline) throw new Error(`timed out after 180 s waiting for ${workflowIds.join(', ')} to be deleted`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }
 
 describe('whale gc', () => {
@@ -76,12 +88,12 @@ describe('whale gc', () => {
       // Finished, then its history deleted: everything only it used is garbage, its archive too.
       const deleted = await start('gc-deleted', testConfig(q, { method: 'harness-only', harness: { candidatesPerRound: 1 }, budget: { totalWeightSteps: 0, harnessOnlyProposalRounds: 1 } }));
       await deleted.result();
-      await deleteRun('gc-deleted');
+      await requestDeletion('gc-deleted');
       // Terminated in step 2, then deleted.
       const terminated = await start('gc-terminated', weightsOnly(3));
       await holds.terminated.reached;
       await terminated.terminate('test: a run killed mid-step');
-      await deleteRun('gc-terminated');
+      await requestDeletion('gc-terminated');
       holds.terminated.open();
       // Objects and a binding nobody references (another server's runs, a crashed writer), all old.
       const store = new DirectoryArtifactStore(root);
@@ -95,6 +107,7 @@ describe('whale gc', () => {
       // Running, with step 2's fine-tune in flight (it has written a partial checkpoint and more).
       const running = await start('gc-running', weightsOnly(3));
       await holds.running.reached;
+      await waitDeleted(['gc-deleted', 'gc-terminated']);
 
       // What each run wrote, by label; the expected removals follow from who is gone, not from gc's rules.
       // Garbage: whatever only the deleted runs wrote, and the partial checkpoints of steps that completed.
