@@ -10,19 +10,13 @@ import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { ArtifactRef } from '../store/artifact-ref';
 import { sha256Hex, type ArtifactStore } from '../store/artifact-store';
-import { buildTimeline, fetchHistories } from '../audit/timeline';
 import type { RunConfig } from '../workflows/run-config';
 import { domainFiles, formatDomainRef, hashDomainFolder, loadDomainModule, parseDomainRef } from '../domains/external';
 import { getDomain } from '../domains/registry';
 import type { DomainInstance, EnvTask } from '../domains/types';
-import { decodeCheckpoint, OrtSampler } from '../model';
-import { exportHfFolder } from '../model/checkpoints/hf-folder';
-import { readCheckpointPointer } from '../backends/checkpoint-pointer';
-import { SandboxPool, type LoadHarnessResult } from '../harness-sandbox/pool';
-import { runEpisodes } from '../agent/loop';
+import type { OrtSampler } from '../model';
+import type { LoadHarnessResult, SandboxPool } from '../harness-sandbox/pool';
 import type { Trajectory } from '../agent/trajectory';
-import { ROLLOUT_LIMITS } from '../training/corpus';
-import { TEST_EVAL_STEP, TEST_SAMPLING } from '../activities/model-activities';
 import { AgentBundleError, bundleDomain, checkBuiltinDomain, checkCodeIsHashed, type BundleCodeTrust } from './bundle-code';
 
 export { AgentBundleError, bundleDomain, type BundleCodeTrust } from './bundle-code';
@@ -97,6 +91,9 @@ function decodePayload(p: { payloads?: { data?: Uint8Array | null }[] | null } |
 
 /** Reads a run's outcome from its history (every run of its continue-as-new chain); needs the server. */
 export async function readRunOutcome(client: Client, runId: string): Promise<RunOutcome> {
+  // Loaded here and in exportBundle and runBundleTask, not at the top: `whale agent run` needs none of the
+  // export's modules, and a refused bundle none of the sampler's (each costs a short command its start-up).
+  const { buildTimeline, fetchHistories } = require('../audit/timeline') as typeof import('../audit/timeline');
   const histories = await fetchHistories(client, runId);
   const t = buildTimeline(runId, histories);
   if (!t.config) throw new AgentBundleError(`run ${runId} has no valid run config in its history (it failed at start: ${t.failure ?? 'unknown'})`);
@@ -162,6 +159,11 @@ function writeJsonAtomic(file: string, value: unknown): void {
 /** Writes the bundle folder `out` (it must not exist; built beside it, then renamed into place). */
 export async function exportBundle(client: Client, store: ArtifactStore, runId: string, out: string, which: 'final' | 'best'): Promise<BundleManifest> {
   if (existsSync(out)) throw new AgentBundleError(`${out} already exists: choose another --out folder or remove it`);
+  const { decodeCheckpoint } = require('../model') as typeof import('../model');
+  const { exportHfFolder } = require('../model/checkpoints/hf-folder') as typeof import('../model/checkpoints/hf-folder');
+  const { readCheckpointPointer } = require('../backends/checkpoint-pointer') as typeof import('../backends/checkpoint-pointer');
+  const { ROLLOUT_LIMITS } = require('../training/corpus') as typeof import('../training/corpus');
+  const { TEST_EVAL_STEP, TEST_SAMPLING } = require('../activities/model-activities') as typeof import('../activities/model-activities');
   const outcome = await readRunOutcome(client, runId);
   const pair = pickPair(outcome, which);
   const config = outcome.config;
@@ -318,6 +320,9 @@ export async function runBundleTask(bundle: LoadedBundle, taskArg: string, opts:
   const split = fromText ? null : (['test', 'harness', 'weight'] as const).find((s) => instance.splits[s].some((t) => t.id === task!.id)) ?? null;
   // A free-text task has no reference: its verdict is not computed (the verifier would read a missing answer).
   const environment = fromText ? Object.assign(Object.create(instance.environment) as typeof instance.environment, { verify: () => 0 as const }) : instance.environment;
+  const { SandboxPool } = require('../harness-sandbox/pool') as typeof import('../harness-sandbox/pool');
+  const { decodeCheckpoint, OrtSampler } = require('../model') as typeof import('../model');
+  const { runEpisodes } = require('../agent/loop') as typeof import('../agent/loop');
   const pool = new SandboxPool({ processes: 1 });
   let sampler: OrtSampler | null = null;
   try {
