@@ -17,7 +17,8 @@ import { ROOT, waitFor } from '../workflows/env';
 import { HF_PYTHON, TRAINER, hfSkipReason, run } from './hf-env';
 
 const skip = hfSkipReason();
-const OFFLINE = { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_NO_ADVISORY_WARNINGS: '1' };
+// One compute thread: on a loaded 2-core machine a second OpenMP thread mostly spins.
+const OFFLINE = { ...process.env, HF_HUB_OFFLINE: '1', TRANSFORMERS_NO_ADVISORY_WARNINGS: '1', OMP_NUM_THREADS: '1' };
 let dir: string;
 let folder: string;
 let baseUrl: string;
