@@ -12,30 +12,34 @@ import type { RunSummary } from '../../workflows/run-state';
 import type { FineTuneStepResult } from '../../activities/types';
 
 let cluster: FaultCluster;
-const WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_MODEL_THREADS: '2' };
+// The killed worker saves a partial checkpoint after every minibatch (the resume points). Its replacement
+// finishes the resumed step and then runs the uninterrupted run without partial checkpoints (they cost about
+// as much as the training and a run that is not killed needs none): so the equal hashes also show that
+// saving partial checkpoints does not change what a step computes.
+const KILLED_WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_MODEL_THREADS: '2' };
+const REPLACEMENT_WORKER_ENV = { WHALE_PARTIAL_CHECKPOINT_MS: String(3_600_000), WHALE_MODEL_THREADS: '2' };
 
 before(async () => {
   cluster = await startFaultCluster();
   cluster.startWorker('orchestration');
-  cluster.startWorker('model', WORKER_ENV);
+  cluster.startWorker('model', KILLED_WORKER_ENV);
 });
 after(async () => cluster?.teardown());
 
 const config = () => ({
   version: 1, method: 'weights-only', domain: 'math', seed: 11,
+  // 32 prompts: about 20 accepted model calls, minibatches of 1, so the step outlasts the heartbeat throttle
+  // (0.8 x 4 s) and the kill lands mid step (at 16 prompts the step can end before the server sees minibatch 1).
   weight: { promptsPerStep: 32, samplesPerPrompt: 8, minibatchSize: 1, learningRate: 1e-4, deterministic: true },
   budget: { totalWeightSteps: 1 },
-  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 8 },
+  // The initial and final evaluations are not under test here: as small as D_test allows.
+  test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 2 },
   execution: { fineTune: { heartbeatTimeout: '4s' }, rollout: { heartbeatTimeout: '10s' } },
 });
 
 describe('model worker killed during a fine-tune step', () => {
   it('resumes from the heartbeat and reaches the uninterrupted checkpoint hash', async (t) => {
     const q = cluster.config.taskQueues.orchestration;
-    const clean = await cluster.client.workflow.execute('whaleRun', { taskQueue: q, workflowId: 'ft-clean', args: [config()] }) as RunSummary;
-    const cleanSteps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-clean', 'fineTuneStep');
-    assert.ok(cleanSteps.some((s) => s.updated && s.minibatches >= 3), `the uninterrupted run must train (several minibatches) for this test to mean anything: ${JSON.stringify(cleanSteps)} ${JSON.stringify((await activityResults<{ meanReward: number; accepted: number; rollouts: number }>(cluster.client, 'ft-clean', 'rolloutBatch')).map((r) => [r.meanReward, r.accepted, r.rollouts]))}`);
-
     const handle = await cluster.client.workflow.start('whaleRun', { taskQueue: q, workflowId: 'ft-killed', args: [config()] });
     await waitFor('a fine-tune step with a partial checkpoint heartbeated', async () => {
       const v = await describeRun(cluster.client, 'ft-killed');
@@ -44,8 +48,12 @@ describe('model worker killed during a fine-tune step', () => {
       return hb?.kind === 'fine-tune' && (hb.minibatch ?? 0) >= 1 ? true : undefined;
     }, 120_000);
     await cluster.kill('model');
-    cluster.startWorker('model', WORKER_ENV);
+    cluster.startWorker('model', REPLACEMENT_WORKER_ENV);
     const killed = await handle.result() as RunSummary;
+
+    const clean = await cluster.client.workflow.execute('whaleRun', { taskQueue: q, workflowId: 'ft-clean', args: [config()] }) as RunSummary;
+    const cleanSteps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-clean', 'fineTuneStep');
+    assert.ok(cleanSteps.some((s) => s.updated && s.minibatches >= 3), `the uninterrupted run must train (several minibatches) for this test to mean anything: ${JSON.stringify(cleanSteps)} ${JSON.stringify((await activityResults<{ meanReward: number; accepted: number; rollouts: number }>(cluster.client, 'ft-clean', 'rolloutBatch')).map((r) => [r.meanReward, r.accepted, r.rollouts]))}`);
 
     const steps = await activityResults<FineTuneStepResult>(cluster.client, 'ft-killed', 'fineTuneStep');
     assert.ok(steps.some((s) => s.resumedFromMinibatch >= 1), `a step must have resumed from its heartbeat: ${JSON.stringify(steps.map((s) => s.resumedFromMinibatch))}`);
