@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { ChildProcess } from 'node:child_process';
 import { loadTemporalConfig } from '../temporal.config';
-import { IMPLEMENTED_WORKER_KINDS, type WorkerKind } from '../workers/main';
+import { IMPLEMENTED_WORKER_KINDS, type WorkerKind } from '../workers/kinds';
 import { startDevServer } from './dev-server';
 import { startWorkers, stopProcesses } from './local-processes';
 import { UsageError } from './options';

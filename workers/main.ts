@@ -6,11 +6,9 @@ import { connectWorker, retryConnecting, type ConnectWait } from './connection';
 import { createOrchestrationWorker, prepareWorkflowBundle } from './orchestration';
 import { metricsAddress, type MetricsAddress } from './metrics';
 import { missingAttributesWarning, searchAttributeStates } from './namespace';
+import { WORKER_KINDS, type WorkerKind } from './kinds';
 
-export const WORKER_KINDS = ['orchestration', 'model', 'proposer'] as const;
-export type WorkerKind = (typeof WORKER_KINDS)[number];
-/** The worker kinds whose activities this release implements (the demo starts these). */
-export const IMPLEMENTED_WORKER_KINDS: readonly WorkerKind[] = ['orchestration', 'model', 'proposer'];
+export { IMPLEMENTED_WORKER_KINDS, WORKER_KINDS, type WorkerKind } from './kinds';
 
 let runtimeInstalled = false;
 function installRuntime(json: boolean, kind: WorkerKind, metrics: MetricsAddress | null): void {
