@@ -18,8 +18,9 @@ const LINKED = ['bin', 'data', 'examples', 'presets', 'scripts', 'trainers', 'no
 // A tiny real run (one weight step on math): the finished run the placeholders name.
 const TINY = { version: 1, method: 'weights-only', domain: 'math', seed: 5, weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8 }, budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 4, taskLimit: 16 } };
 // The runs the docs operate on by name (my-run) or start from run.json: a WHALE method, so a switching policy
-// update applies; started paused, so its harness phases never use the CPU.
-const ADAPTIVE = { ...TINY, method: 'whale-adaptive' };
+// update applies; started paused, so its harness phases never use the CPU. Smaller than TINY (4 test tasks, 4 x 2
+// rollouts a step): what the docs do to it (stop, reset, resume) runs its initial and final test evaluations.
+const ADAPTIVE = { ...TINY, method: 'whale-adaptive', weight: { promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8 }, test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 4 }, harness: { taskLimit: 4 } };
 const MY_RUN = 'my-run';
 const TINY_ID = 'docs-tiny';
 
@@ -72,13 +73,15 @@ async function myRunStatus(): Promise<string | undefined> {
 async function fixture(name: string | undefined): Promise<NodeJS.ProcessEnv> {
   if (name === undefined) return {};
   if (name === 'my-run-running' || name === 'my-run-fresh') {
-    // Started, then paused once initialised, so it waits without using the CPU. Updates are refused before
-    // the run is initialised, also when a documented `temporal workflow start` started it a moment ago.
+    // Started with a pause signal, which the run applies as soon as it is initialised: it waits before its
+    // first step without using the CPU. Updates are refused before the run is initialised, also when a
+    // documented `temporal workflow start` started it a moment ago.
     const fresh = name === 'my-run-fresh' || (await myRunStatus()) !== 'RUNNING';
     if (fresh && (await myRunStatus()) === 'RUNNING') await client.workflow.getHandle(MY_RUN).terminate('doc test: a fresh my-run for the next command');
-    const h = fresh ? await client.workflow.start('whaleRun', { taskQueue: 'whale-orchestration', workflowId: MY_RUN, args: [ADAPTIVE] }) : client.workflow.getHandle(MY_RUN);
+    const h = fresh
+      ? await client.workflow.signalWithStart('whaleRun', { taskQueue: 'whale-orchestration', workflowId: MY_RUN, args: [ADAPTIVE], signal: 'pause', signalArgs: [] })
+      : client.workflow.getHandle(MY_RUN);
     await waitFor('my-run to be initialised', async () => ((await h.query('status').catch(() => null)) ? true : undefined), 180_000);
-    if (fresh) await h.signal('pause');
     return {};
   }
   if (name === 'no-my-run') {
