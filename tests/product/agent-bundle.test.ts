@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { ArtifactRef } from '../../store/artifact-ref';
 import { BundleManifestSchema } from '../../cli/agent-bundle';
-import { waitFor } from '../workflows/env';
+import { waitFor } from '../../testbed/env';
 import { ok, startProductCluster, type ProductCluster } from './cluster';
 
 let cluster: ProductCluster;

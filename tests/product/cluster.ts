@@ -5,7 +5,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { freePort, ROOT, waitFor } from '../workflows/env';
+import { freePort, ROOT, waitFor } from '../../testbed/env';
 
 export interface ProductCluster {
   dir: string;

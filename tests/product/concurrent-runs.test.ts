@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { activityResults, startFaultCluster, type FaultCluster } from '../../testbed/fault-cluster';
-import { ROOT } from '../workflows/env';
+import { ROOT } from '../../testbed/env';
 import type { RunSummary } from '../../workflows/run-state';
 import type { EvaluateHarnessResult, EvaluateTestResult, FineTuneStepResult, RolloutBatchResult } from '../../activities/types';
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { ROOT } from '../workflows/env';
+import { ROOT } from '../../testbed/env';
 import { domainFiles, hashDomainFolder } from '../../domains/external';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ok, startProductCluster, type ProductCluster } from './cluster';
@@ -18,6 +18,8 @@ before(async () => {
 after(async () => cluster?.teardown());
 
 describe('an external domain folder', () => {
+  // The first test's `whale domain check` output; the second reads the pinned ref from it (same folder, still unchanged).
+  let checked = '';
   it('runs a short WHALE run end to end through the CLI, and the audit names the folder and its hash', async (t) => {
     const source = path.join(ROOT, 'examples', 'pairs-domain');
     const folder = path.join(cluster.dir, 'my-pairs');
@@ -25,6 +27,7 @@ describe('an external domain folder', () => {
     const sha = hashDomainFolder(folder);
 
     const check = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check', cluster);
+    checked = check;
     assert.match(check, new RegExp(`sha256 ${sha}`));
     assert.match(check, /D_weight 2444, D_harness 128, D_test 128/);
     assert.match(check, /seed harness h0\.ts: loads \(pairs-h0\)/);
@@ -34,9 +37,9 @@ describe('an external domain folder', () => {
       version: 1, method: 'whale-fixed', domain: './my-pairs', seed: 3,
       weight: { promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8 },
       switching: { kind: 'fixed', weightEpochs: 0.001, harnessRounds: 2 },
-      harness: { candidatesPerRound: 1, taskLimit: 4 },
+      harness: { candidatesPerRound: 1, taskLimit: 2 },
       budget: { totalWeightSteps: 2 },
-      test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 4 },
+      test: { everyEpochs: 1, samplesPerTask: 1, taskLimit: 4 },
     }));
     const t0 = Date.now();
     const run = cluster.whale(['run', 'run.json', '--id', 'byod-1']);
@@ -55,8 +58,9 @@ describe('an external domain folder', () => {
 
   it('a run on a folder that changed after it was pinned fails at once with a clear error', async () => {
     const folder = path.join(cluster.dir, 'my-pairs');
-    const pinned = ok(cluster.whale(['domain', 'check', './my-pairs']), 'whale domain check', cluster).match(/ref +(\S+)/)?.[1];
-    assert.ok(pinned);
+    const pinned = /ref +(\S+)/.exec(checked)?.[1];
+    assert.ok(pinned, `no pinned ref in the domain check's output:\n${checked}`);
+    assert.ok(pinned.endsWith(`#sha256=${hashDomainFolder(folder)}`), pinned);
     writeFileSync(path.join(folder, 'NOTES.md'), 'changed after pinning\n');
     const config = JSON.parse(readFileSync(path.join(cluster.dir, 'run.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(path.join(cluster.dir, 'pinned.json'), JSON.stringify({ ...config, domain: pinned }));

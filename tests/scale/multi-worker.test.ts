@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { startScaleCluster, type ScaleCluster } from '../../testbed/scale-cluster';
-import { waitFor } from '../workflows/env';
+import { waitFor } from '../../testbed/env';
 import type { RunSummary } from '../../workflows/run-state';
 
 let cluster: ScaleCluster;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { startScaleCluster, activityResults, type ScaleCluster } from '../../testbed/scale-cluster';
-import { ROOT } from '../workflows/env';
+import { ROOT } from '../../testbed/env';
 import type { RunSummary } from '../../workflows/run-state';
 import type { EvaluateHarnessResult, EvaluateTestResult, FineTuneStepResult, RolloutBatchResult } from '../../activities/types';
 
