@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { loadTemporalConfig } from '../temporal.config';
 import { connectClient } from '../workers/connection';
-import { IMPLEMENTED_WORKER_KINDS } from '../workers/main';
+import { IMPLEMENTED_WORKER_KINDS } from '../workers/kinds';
 import { ensureDevServer, startWorkers, stopProcesses } from './local-processes';
 import { describeRun, formatStatus } from './status';
 import { PROJECT_ROOT } from './paths';

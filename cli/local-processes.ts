@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import type { TemporalConfig } from '../temporal.config';
 import type { WorkerKind } from '../workers/main';
 import { serverAnswers, startDevServer, stopChild } from './dev-server';
@@ -76,7 +76,8 @@ export async function livePollers(client: Client, name: string, type: temporal.a
 
 /** The worker kinds whose task queue no live poller polls now (`liveMs`: see POLLER_LIVE_MS). */
 export async function unpolledKinds(client: Client, config: TemporalConfig, liveMs = POLLER_LIVE_MS): Promise<WorkerKind[]> {
-  const T = temporal.api.enums.v1.TaskQueueType;
+  // Loaded here: `whale dev` and `whale demo` import this file, and their --help needs no protobuf root.
+  const T = (require('@temporalio/proto') as typeof import('@temporalio/proto')).temporal.api.enums.v1.TaskQueueType;
   const queues: [WorkerKind, string, temporal.api.enums.v1.TaskQueueType][] = [
     ['orchestration', config.taskQueues.orchestration, T.TASK_QUEUE_TYPE_WORKFLOW],
     ['model', config.taskQueues.model, T.TASK_QUEUE_TYPE_ACTIVITY],
