@@ -162,7 +162,7 @@ export async function exportBundle(client: Client, store: ArtifactStore, runId: 
   const { decodeCheckpoint } = require('../model') as typeof import('../model');
   const { exportHfFolder } = require('../model/checkpoints/hf-folder') as typeof import('../model/checkpoints/hf-folder');
   const { readCheckpointPointer } = require('../backends/checkpoint-pointer') as typeof import('../backends/checkpoint-pointer');
-  const { ROLLOUT_LIMITS } = require('../training/corpus') as typeof import('../training/corpus');
+  const { ROLLOUT_LIMITS } = require('../training/rollout-limits') as typeof import('../training/rollout-limits');
   const { TEST_EVAL_STEP, TEST_SAMPLING } = require('../activities/model-activities') as typeof import('../activities/model-activities');
   const outcome = await readRunOutcome(client, runId);
   const pair = pickPair(outcome, which);

@@ -12,9 +12,9 @@ import type { BuiltinDomainName } from '../domains/registry';
 import { createTeacher, TeacherBackend } from '../domains/teachers';
 import type { DomainInstance, EnvTask } from '../domains/types';
 import { loadHarnessInProcess } from '../harness-sandbox/in-process';
+import { ROLLOUT_LIMITS } from './rollout-limits';
 
-/** System-owned rollout limits used by pretraining demonstrations and the headroom report. */
-export const ROLLOUT_LIMITS = { maxNewTokensPerTurn: 96, maxEpisodeTokens: 400 } as const;
+export { ROLLOUT_LIMITS };
 
 /** One harness of the pretraining mix: its source and how many demonstrations per D_weight task. */
 export interface CorpusHarness {

@@ -9,7 +9,7 @@ import { basePolicyOf, createDomainCache, seedHarnessOf } from './domain-cache';
 import { DirectoryArtifactStore } from '../store/artifact-store';
 import { SandboxPool } from '../harness-sandbox/pool';
 // The rollout limits the base policies were pretrained under (system-owned, not harness-owned).
-import { ROLLOUT_LIMITS } from '../training/corpus';
+import { ROLLOUT_LIMITS } from '../training/rollout-limits';
 import { createModelActivities } from '../activities/model-activities';
 import type { FineTuneBackend, SamplerBackend } from '../activities/model-backends';
 import { createHarnessLoader } from '../activities/harness-loader';
