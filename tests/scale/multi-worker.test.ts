@@ -23,11 +23,12 @@ before(async () => {
 });
 after(async () => cluster?.teardown());
 
+// Small: a rollout batch long enough to be killed in flight (32 rollouts), a harness phase for the proposers.
 const runConfig = () => ({
   version: 1, method: 'whale-fixed', domain: 'math', seed: 4,
-  weight: { promptsPerStep: 16, samplesPerPrompt: 4, minibatchSize: 8 },
+  weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8 },
   switching: { kind: 'fixed', weightEpochs: 0.001, harnessRounds: 2 },
-  harness: { candidatesPerRound: 1, taskLimit: 8 },
+  harness: { candidatesPerRound: 1, taskLimit: 4 },
   budget: { totalWeightSteps: 2 },
   test: { everyEpochs: 1, samplesPerTask: 1, taskLimit: 4 },
   execution: { rollout: { heartbeatTimeout: '10s' }, evaluate: { heartbeatTimeout: '10s' } },
