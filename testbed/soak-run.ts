@@ -47,6 +47,12 @@ export interface SoakOptions {
   heartbeatSeconds: number;
   /** The run's sizes (default SOAK_RUN_SIZE); the tests run smaller (their kills need only a few activities). */
   runSize?: SoakRunSize;
+  /**
+   * WHALE_PARTIAL_CHECKPOINT_MS of the model workers (default 0: a partial checkpoint after every minibatch, the
+   * resume point of a step killed mid-way). Saving one costs about as much as training a minibatch; a soak that
+   * kills no model worker mid step (the tests) can take the product's default (2000).
+   */
+  partialCheckpointMs?: number;
   /** Reference result: a JSON file to read (or write after an uninterrupted run). null: always run it. */
   referenceCache: string | null;
   /** Give up (failed) after this long. */
@@ -287,9 +293,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
   mkdirSync(path.dirname(journalFile), { recursive: true });
   const cluster = await startFaultCluster({
     port: opts.port, journal: journalFile, keepDir: opts.keepDir,
-    // One trainer and sampler thread (deterministic numerics); a partial checkpoint after every minibatch (the
-    // resume point a killed step restarts from); a short SIGTERM grace so a terminated worker stops soon.
-    workerEnv: { WHALE_MODEL_THREADS: '1', WHALE_PARTIAL_CHECKPOINT_MS: '0', WHALE_SHUTDOWN_GRACE: '5s' },
+    // One trainer and sampler thread (deterministic numerics); by default a partial checkpoint after every
+    // minibatch (the resume point a killed step restarts from); a short SIGTERM grace so a terminated worker stops soon.
+    workerEnv: { WHALE_MODEL_THREADS: '1', WHALE_PARTIAL_CHECKPOINT_MS: String(opts.partialCheckpointMs ?? 0), WHALE_SHUTDOWN_GRACE: '5s' },
   });
   const tail = new JournalTail(journalFile);
   const interrupted = (sig: NodeJS.Signals) => {

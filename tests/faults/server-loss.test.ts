@@ -14,6 +14,8 @@ describe('server loss', () => {
       seed: 3, kills: 1, serverKills: 1, steps: 2, stepsPerPhase: 1,
       // The sizes of soak-reduced.test.ts (a weight step, a harness phase, a weight step): one reference for both.
       runSize: { promptsPerStep: 8, tasks: 8 },
+      // No model worker is killed mid step here: the product's partial-checkpoint cadence, not one per minibatch.
+      partialCheckpointMs: 2000,
       // Longer than the server is down (restart included): a heartbeat deadline that passes while no server
       // runs times the attempt out when it comes back, and that attempt's work would be redone.
       heartbeatSeconds: 30,

@@ -16,6 +16,8 @@ describe('soak, reduced', () => {
       // 8 prompts per step, D_harness and D_test cut to 8 tasks: about 15 activities, and each kill stalls
       // the run until the restarted worker takes over, so the 3 kills fit.
       runSize: { promptsPerStep: 8, tasks: 8 },
+      // No model worker is killed mid step here: the product's partial-checkpoint cadence, not one per minibatch.
+      partialCheckpointMs: 2000,
       // Orchestration kills only, inside and between workflow tasks: their states always exist (an inside
       // kill needs only an activity to end after the previous kill). Model-worker kills mid activity are
       // too short-lived to be sure to hit at this size; fine-tune-kill.test.ts (SIGKILL mid step),
