@@ -15,8 +15,9 @@ import { durationMs, runShell } from './doc-run';
 // What the commands find in their folder: the repository's entries a documented command reads, linked (so
 // writes into bundles/, reports/, .data/, agent/ stay in the scratch folder), and the files docs name.
 const LINKED = ['bin', 'data', 'examples', 'presets', 'scripts', 'trainers', 'node_modules', 'package.json', 'package-lock.json', 'tsconfig.json', '.tools'];
-// A tiny real run (one weight step on math): the finished run the placeholders name.
-const TINY = { version: 1, method: 'weights-only', domain: 'math', seed: 5, weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8 }, budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 4, taskLimit: 16 } };
+// A tiny real run (one weight step on math, its test evaluations on 8 tasks x 2 samples): the finished run the
+// placeholders name.
+const TINY = { version: 1, method: 'weights-only', domain: 'math', seed: 5, weight: { promptsPerStep: 8, samplesPerPrompt: 4, minibatchSize: 8 }, budget: { totalWeightSteps: 1 }, test: { everyEpochs: 1, samplesPerTask: 2, taskLimit: 8 } };
 // The runs the docs operate on by name (my-run) or start from run.json: a WHALE method, so a switching policy
 // update applies; started paused, so its harness phases never use the CPU. Smaller than TINY (4 test tasks, 4 x 2
 // rollouts a step): what the docs do to it (stop, reset, resume) runs its initial and final test evaluations.
