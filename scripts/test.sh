@@ -25,19 +25,19 @@ if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
 # tests/workflows/control.test.ts races a stop update against scripted steps that finish at once (under load
 # the run can end first: "workflow execution already completed"); alone until the test holds a step there.
 SERIAL_PREFIXES=(tests/sandbox/ tests/faults/graceful-shutdown.test.ts tests/workflows/control.test.ts)
-# Concurrent group, started longest first so that no long file starts last (by their time run alone on a
-# quiet 2-core machine; files not named here follow in path order). Every file of this group has its own dev
+# Concurrent group, started longest first so that no long file starts last (by their wall time in a clean-clone
+# CI run on a 2-core machine; files not named here follow in path order). Every file of this group has its own dev
 # server or none, ports the OS says are free, its own temp folders, and workflow ids on its own server only,
 # so files do not meet. (The reduced soak and the server-loss test share one reference run through a lock.)
 LONGEST_FIRST=(
-  tests/docs/doc-commands.test.ts tests/faults/server-loss.test.ts tests/product/gc.test.ts
-  tests/faults/soak-reduced.test.ts tests/hf/e2e-run.test.ts tests/product/concurrent-runs.test.ts
-  tests/scale/multi-worker.test.ts tests/cli/bad-input.test.ts tests/faults/fine-tune-kill.test.ts
-  tests/product/agent-bundle.test.ts tests/scale/served-run.test.ts
-  tests/track/mlflow.test.ts tests/cli/worker-command.test.ts tests/product/external-domain.test.ts
-  tests/hf/trainer.test.ts tests/cli/exit-codes.test.ts tests/hf/transformers-serve.test.ts
-  tests/bench/compare.test.ts tests/product/agent-bundle-trust.test.ts tests/scale/serve-hostile.test.ts
-  tests/model/deterministic-threads.test.ts tests/model/gradients.test.ts
+  tests/hf/e2e-run.test.ts tests/docs/doc-commands.test.ts tests/product/gc.test.ts
+  tests/bench/compare-stale-workers.test.ts tests/track/mlflow.test.ts tests/product/concurrent-runs.test.ts
+  tests/hf/trainer.test.ts tests/product/agent-bundle.test.ts tests/scale/multi-worker.test.ts
+  tests/faults/soak-reduced.test.ts tests/faults/fine-tune-kill.test.ts tests/scale/served-run.test.ts
+  tests/audit/web-ui.test.ts tests/product/external-domain.test.ts tests/hf/transformers-serve.test.ts
+  tests/faults/server-loss.test.ts tests/model/gradients.test.ts tests/bench/compare.test.ts
+  tests/cli/worker-command.test.ts tests/cli/bad-input.test.ts tests/workflows/budget-protocol.test.ts
+  tests/cli/namespace-json.test.ts
 )
 CONCURRENCY="${WHALE_TEST_CONCURRENCY:-3}"
 
