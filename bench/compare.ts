@@ -19,6 +19,7 @@ import { benchWorkflowId, parseMethod, planRuns, type CompareOptions, type Plann
 import { expandRunConfig } from '../workflows/run-config';
 import { fetchLatestChain, resultFromHistories, type RunResult } from './compare-history';
 import { fmt, previousInvocations, writeResults, type Invocation } from './compare-output';
+import { followResult } from './follow-result';
 
 export * from './compare-plan';
 export * from './compare-history';
@@ -72,7 +73,7 @@ async function executeRun(client: Client, config: TemporalConfig, out: string, r
     await client.workflow.start('whaleRun', { taskQueue: config.taskQueues.orchestration, workflowId: run.workflowId, args: [run.input] });
   }
   const handle = client.workflow.getHandle(run.workflowId);
-  const summary = (await handle.result()) as RunSummary;
+  const summary = (await followResult(handle, run.workflowId, log)) as RunSummary;
   const d = await handle.describe();
   const r = resultFromHistories(run, await fetchLatestChain(client, run.workflowId, d.runId));
   if (!r) throw new Error(`run ${run.workflowId} returned but its history does not show a completed run`);
