@@ -5,14 +5,14 @@ import * as path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..');
 
-/** Polls `check` until it returns a value (not undefined) or the deadline passes. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+/** Polls `check` every `intervalMs` until it returns a value (not undefined) or the deadline passes. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

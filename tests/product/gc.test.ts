@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { createTestWorker, ROOT, startTestServer, testConfig } from '../workflows/env';
+import { createTestWorker, ROOT, startTestServer, testConfig, waitFor } from '../workflows/env';
 import { storeActivities } from './store-activities';
 import { DirectoryArtifactStore } from '../../store/artifact-store';
 import { planGc } from '../../store/gc';
@@ -56,11 +56,7 @@ async function waitDeleted(workflowIds: string[]): Promise<void> {
     for await (const w of env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) if (w) return false;
     return env.client.workflow.getHandle(workflowId).describe().then(() => false, () => true);
   };
-  const deadline = Date.now() + 180_000;
-  while (!(await Promise.all(workflowIds.map(gone))).every(Boolean)) {
-    if (Date.now() > deadline) throw new Error(`timed out after 180 s waiting for ${workflowIds.join(', ')} to be deleted`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
+  await waitFor(`${workflowIds.join(', ')} to be deleted`, async () => ((await Promise.all(workflowIds.map(gone))).every(Boolean) ? true : undefined), 180_000, 1000);
 }
 
 describe('whale gc', () => {
