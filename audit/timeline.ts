@@ -56,7 +56,14 @@ export interface Timeline {
   config: RunConfig | null;
   splitSizes: { weight: number; harness: number; test: number } | null;
   steps: WeightStepFact[];
+  /** Test evaluations from the history's evaluateTest activities (an evaluation that reused a score has none). */
   tests: TestFact[];
+  /**
+   * Every test evaluation as the workflow recorded it, reused ones included: the list a continue-as-new
+   * carried or the result held (null before either, and for runs closed before results listed them),
+   * with how many of `tests` it covers. `allTests` joins it with the activities after it.
+   */
+  recordedTests: { tests: TestFact[]; coversActivities: number } | null;
   harnessPhases: HarnessPhaseFact[];
   messages: MessageFact[];
   /** Rollouts spent by harness scoring and validation, as they happened: [trainingSoFar + searchSoFar]. */
@@ -77,7 +84,7 @@ function decode(p: Payloads): unknown[] {
 /** Builds the timeline from the histories of a chain, oldest run first. */
 export function buildTimeline(workflowId: string, histories: History[]): Timeline {
   const t: Timeline = {
-    workflowId, runs: histories.length, input: undefined, config: null, splitSizes: null, steps: [], tests: [], harnessPhases: [], messages: [],
+    workflowId, runs: histories.length, input: undefined, config: null, splitSizes: null, steps: [], tests: [], recordedTests: null, harnessPhases: [], messages: [],
     searchRollouts: 0, status: 'running', failure: null, summary: null, recordedPhases: [], patches: [],
   };
   let training = 0;
@@ -138,14 +145,16 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
       if (upd) t.messages.push({ kind: 'update', name: upd.acceptedRequest?.input?.name ?? '', args: decode(upd.acceptedRequest?.input?.args), atWeightStep: t.steps.length, stepInFlight: inFlight.size > 0 });
       const can = e.workflowExecutionContinuedAsNewEventAttributes;
       if (can) {
-        const carried = decode(can.input)[1] as { phases?: PhaseRecord[] } | undefined;
+        const carried = decode(can.input)[1] as { phases?: PhaseRecord[]; tests?: { evaluations?: TestFact[] } } | undefined;
         if (carried?.phases) t.recordedPhases = carried.phases;
+        if (carried?.tests?.evaluations) t.recordedTests = { tests: carried.tests.evaluations, coversActivities: t.tests.length };
       }
       const done = e.workflowExecutionCompletedEventAttributes;
       if (done) {
         t.status = 'completed';
         t.summary = decode(done.result)[0] as RunSummary;
         t.recordedPhases = t.summary.phases;
+        if (t.summary.testEvaluations) t.recordedTests = { tests: t.summary.testEvaluations, coversActivities: t.tests.length };
       }
       const failed = e.workflowExecutionFailedEventAttributes;
       if (failed) {
@@ -162,7 +171,25 @@ export function buildTimeline(workflowId: string, histories: History[]): Timelin
   return t;
 }
 
-/** Every run of a chain from the server, oldest first. */
+/**
+ * Every test evaluation known from the history, in the workflow's order: the recorded list (reused
+ * evaluations included) followed by the evaluateTest activities after it; `reused` marks those without an
+ * activity of their own. Without a recorded list, the activities alone.
+ */
+export function allTests(t: Timeline): Array<TestFact & { reused: boolean }> {
+  if (!t.recordedTests) return t.tests.map((e) => ({ ...e, reused: false }));
+  const out: Array<TestFact & { reused: boolean }> = [];
+  let next = 0;
+  for (const e of t.recordedTests.tests) {
+    const a = t.tests[next];
+    const own = next < t.recordedTests.coversActivities && a !== undefined && a.label === e.label && a.atRollouts === e.atRollouts && a.meanAt8 === e.meanAt8;
+    if (own) next++;
+    out.push({ label: e.label, meanAt8: e.meanAt8, atRollouts: e.atRollouts, atWeightStep: e.atWeightStep, reused: !own });
+  }
+  for (const e of t.tests.slice(t.recordedTests.coversActivities)) out.push({ ...e, reused: false });
+  return out;
+}
+
 /**
  * A run's failure with its causes, each as `type: message`: a run failed by an activity then names the
  * activity's error class and message ("Activity task failed; caused by AgentConfigError: ..."), not only
@@ -177,6 +204,7 @@ export function failureText(failure: temporal.api.failure.v1.IFailure | null | u
   return parts.filter((p) => p !== '').join('; caused by ') || 'failed';
 }
 
+/** Every run of a chain from the server, oldest first. */
 export async function fetchHistories(client: Client, workflowId: string): Promise<History[]> {
   const runs: { start: number; runId: string }[] = [];
   for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push({ start: w.startTime.getTime(), runId: w.runId });

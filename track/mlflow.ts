@@ -99,18 +99,17 @@ export class MlflowExporter implements RunExporter {
       info = r.json.run.info;
     }
     const runId = info.run_id;
-    // Only the points past those already logged: each series is a prefix of the next export's.
+    // Only the points not logged yet: a later export can add points anywhere in a series (an evaluation that
+    // reused a score is listed once the workflow records it), so points are matched by (step, value).
     const byKey = new Map<string, MetricPoint[]>();
     for (const m of run.metrics) byKey.set(m.key, [...(byKey.get(m.key) ?? []), m]);
     const fresh: MetricPoint[] = [];
     let already = 0;
     for (const [key, points] of byKey) {
       const held = created ? [] : await this.metricHistory(runId, key);
-      for (let i = 0; i < Math.min(held.length, points.length); i++) {
-        if (held[i].step !== points[i].step) throw new MlflowError(`MLflow run ${runId} holds ${key} at step ${held[i].step} where the run's history has step ${points[i].step}: it was not written by this export; delete the run in MLflow and export again`);
-      }
-      already += Math.min(held.length, points.length);
-      fresh.push(...points.slice(held.length));
+      const d = unloggedPoints(points, held, `MLflow run ${runId}`);
+      already += d.already;
+      fresh.push(...d.fresh);
     }
     const params = Object.entries(run.params).map(([key, value]) => ({ key: key.slice(0, 250), value: value.slice(0, MAX_PARAM) }));
     const tags = Object.entries(run.tags).map(([key, value]) => ({ key, value: value.slice(0, MAX_TAG) }));
@@ -145,4 +144,29 @@ export class MlflowExporter implements RunExporter {
     }
     return n;
   }
+}
+
+/**
+ * The points of one series that a tracker run does not hold yet, matched by (step, value) as a multiset.
+ * A held point the series lacks means the tracker run was written by something else: an error saying so.
+ */
+export function unloggedPoints(points: MetricPoint[], held: { key: string; step: number; value: number }[], where: string): { fresh: MetricPoint[]; already: number } {
+  const id = (p: { step: number; value: number }) => `${p.step}\u0000${p.value}`;
+  const have = new Map<string, number>();
+  for (const h of held) have.set(id(h), (have.get(id(h)) ?? 0) + 1);
+  const fresh: MetricPoint[] = [];
+  let already = 0;
+  for (const p of points) {
+    const n = have.get(id(p)) ?? 0;
+    if (n > 0) {
+      have.set(id(p), n - 1);
+      already++;
+    } else fresh.push(p);
+  }
+  for (const h of held) {
+    if ((have.get(id(h)) ?? 0) > 0) {
+      throw new MlflowError(`${where} holds ${h.key} = ${h.value} at step ${h.step}, which the run's history does not have: it was not written by this export; delete the run in MLflow and export again`);
+    }
+  }
+  return { fresh, already };
 }

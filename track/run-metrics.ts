@@ -2,7 +2,7 @@
 // description: the run config as parameters, per weight step the reward, accepted count, loss, rollouts and
 // phase, and every test mean@8. Pure apart from reading the histories it is given.
 import type { temporal } from '@temporalio/proto';
-import type { Timeline } from '../audit/timeline';
+import { allTests, type Timeline } from '../audit/timeline';
 import type { MetricPoint, TrackedRun, TrackedStatus } from './exporter';
 
 type History = temporal.api.history.v1.IHistory;
@@ -93,11 +93,15 @@ export function trackedRun(t: Timeline, histories: History[], extraTags: Record<
     add(METRIC_KEYS.rolloutsSpent, s.atRollouts);
     add(METRIC_KEYS.cycle, 1 + (times.harnessBefore[i] ?? 0));
   });
-  t.tests.forEach((e, i) => {
-    const timestamp = times.tests[i] ?? times.start;
+  // Every evaluation the workflow recorded, reused scores included (they take the time of the evaluation
+  // before them: they cost no activity).
+  let activity = 0;
+  let timestamp = times.start;
+  for (const e of allTests(t)) {
+    if (!e.reused) timestamp = times.tests[activity++] ?? timestamp;
     metrics.push({ key: METRIC_KEYS.testMeanAt8, value: e.meanAt8, step: e.atRollouts, timestamp });
     metrics.push({ key: METRIC_KEYS.testAtWeightStep, value: e.atWeightStep, step: e.atRollouts, timestamp });
-  });
+  }
   const config = (t.config ?? t.input ?? {}) as { method?: unknown; domain?: unknown };
   const tags: Record<string, string> = {
     'whale.workflow_id': t.workflowId,

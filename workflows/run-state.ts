@@ -151,6 +151,11 @@ export interface RunSummary {
   continuedAsNew: number;
   /** test.everyRollouts: the grid's evaluations (grid point, exact rollouts, mean@8); absent without a grid. */
   gridEvaluations?: { gridPoint: number; atRollouts: number; atWeightStep: number; meanAt8: number }[];
+  /**
+   * Every test evaluation in order, including those that reused the previous score for an unchanged
+   * (checkpoint, harness) pair and so left no activity in the history; absent in runs closed before it.
+   */
+  testEvaluations?: RunState['tests']['evaluations'];
   /** The comparison protocol and what the run spent of its budget (unspentRollouts: null without maxRollouts). */
   budget?: {
     protocol: 'none' | 'equal' | 'paper';

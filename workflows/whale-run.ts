@@ -352,5 +352,6 @@ function summarise(state: RunState): RunSummary {
     ledger: state.ledger, finalCheckpoint: state.checkpoint, finalHarness: state.harness,
     finalHarnessName: state.harnessName, phases: state.phases, stoppedEarly: state.control.stop !== null,
     continuedAsNew: state.continuedAsNew, budget: budgetReport(state), gridEvaluations: gridEvaluations(state),
+    testEvaluations: state.tests.evaluations,
   };
 }

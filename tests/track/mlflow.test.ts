@@ -117,7 +117,8 @@ describe('whale track to MLflow, and the workers\' Prometheus endpoints', () => 
 
     // A tiny real run: two weight steps around one harness phase, a test evaluation before and after (on two
     // tasks: what is checked is the export, not the scores). Four prompts a step, so that both steps change the
-    // weights: an evaluation of an unchanged checkpoint is reused, not run, and the history holds no new one.
+    // weights: an evaluation of an unchanged checkpoint is reused, not run (tests/workflows/test-grid.test.ts
+    // checks that such an evaluation is exported from the run's result).
     writeFileSync(path.join(c.dir, 'run.json'), JSON.stringify({
       version: 1, method: 'whale-fixed', domain: 'math', seed: 5,
       weight: { promptsPerStep: 4, samplesPerPrompt: 2, minibatchSize: 8 },

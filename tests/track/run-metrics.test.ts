@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { buildTimeline, readHistoryFiles } from '../../audit/timeline';
 import { flattenParams, METRIC_KEYS, trackedRun } from '../../track/run-metrics';
 import { metricsAddress } from '../../workers/metrics';
+import { unloggedPoints } from '../../track/mlflow';
 import { ROOT } from '../workflows/env';
 
 const H = path.join(ROOT, 'tests', 'histories', 'v1');
@@ -75,6 +76,26 @@ describe('a run as a tracker sees it', () => {
 
   it('flattens nested config into dotted keys with JSON values for arrays', () => {
     assert.deepEqual(flattenParams({ a: { b: 1, c: 'x' }, d: [1, 2], e: null }), { 'a.b': '1', 'a.c': 'x', d: '[1,2]', e: 'null' });
+  });
+});
+
+describe('which points an export adds to an MLflow run', () => {
+  const p = (step: number, value: number) => ({ key: 'test/mean_at_8', step, value, timestamp: 1 });
+  it('adds only the points MLflow lacks, wherever they fall in the series (a reused evaluation listed later)', () => {
+    const held = [p(0, 0.2), p(60, 0.3), p(160, 0.4)];
+    const points = [p(0, 0.2), p(60, 0.3), p(100, 0.3), p(160, 0.4), p(180, 0.5)];
+    const d = unloggedPoints(points, held, 'MLflow run r');
+    assert.deepEqual(d.fresh.map((x) => [x.step, x.value]), [[100, 0.3], [180, 0.5]]);
+    assert.equal(d.already, 3);
+    assert.deepEqual(unloggedPoints(points, points, 'MLflow run r'), { fresh: [], already: 5 }, 'a second export adds nothing');
+  });
+  it('counts repeated points (two evaluations at one rollout count with one score)', () => {
+    const d = unloggedPoints([p(10, 0.5), p(10, 0.5)], [p(10, 0.5)], 'MLflow run r');
+    assert.deepEqual([d.fresh.length, d.already], [1, 1]);
+  });
+  it('refuses an MLflow run holding a point the run does not have, saying what to do', () => {
+    assert.throws(() => unloggedPoints([p(0, 0.2)], [p(0, 0.2), p(50, 0.9)], 'MLflow run r'),
+      /MLflow run r holds test\/mean_at_8 = 0\.9 at step 50, which the run's history does not have: .*delete the run in MLflow and export again/);
   });
 });
 

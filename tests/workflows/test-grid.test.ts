@@ -11,6 +11,8 @@ import { createTestWorker, startTestServer, testConfig } from './env';
 import { fakeRef, scriptedActivities, type Script } from './scripted-activities';
 import type { RunSummary } from '../../workflows/run-state';
 import { maybeRecordHistory } from './record';
+import { allTests, buildTimeline } from '../../audit/timeline';
+import { METRIC_KEYS, trackedRun } from '../../track/run-metrics';
 
 let env: TestWorkflowEnvironment;
 before(async () => (env = await startTestServer()));
@@ -38,12 +40,13 @@ async function run(id: string, overrides: Record<string, unknown>) {
   const summary = await worker.runUntil(env.client.workflow.execute('whaleRun', { taskQueue: id, workflowId: id, args: [config] })) as RunSummary;
   // The WHALE run takes both patched paths (protocol equal, the grid): its history guards them in tests/replay.
   if (id === 'grid-fixed') await maybeRecordHistory(env.client, id, 'equal-budget-grid-only');
-  return { summary, harnessOf, tests: s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail) };
+  const history = await env.client.workflow.getHandle(id).fetchHistory();
+  return { summary, harnessOf, history, tests: s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail) };
 }
 
 describe('evaluation grid (test.everyRollouts)', () => {
   it('WHALE fixed: grid points after weight steps, and one inside a harness phase at its end with the incoming harness', async () => {
-    const { summary, harnessOf, tests } = await run('grid-fixed', {
+    const { summary, harnessOf, history, tests } = await run('grid-fixed', {
       method: 'whale-fixed', switching: { kind: 'fixed', weightEpochs: 0.3, harnessRounds: 3 },
       budget: { protocol: 'equal', totalWeightSteps: 10, maxRollouts: 190 }, test: { everyEpochs: 1, samplesPerTask: 2, everyRollouts: 50 },
     });
@@ -59,6 +62,17 @@ describe('evaluation grid (test.everyRollouts)', () => {
     assert.notEqual(harnessOf['grid-150'], harnessOf['grid-50']);
     assert.equal(summary.finalMeanAt8, 0.5);
     assert.equal(summary.bestMeanAt8, 0.5, 'best is the maximum over the grid and the final score only');
+    // The result lists every evaluation, the reused grid-100 too, and the timeline and the tracker take it
+    // from there: grid-100 ran no activity, so the history's activities alone would miss it.
+    assert.deepEqual(summary.testEvaluations?.map((e) => [e.label, e.atRollouts, e.meanAt8]),
+      [['initial', 0, 0.2], ['grid-50', 60, 0.3], ['grid-100', 100, 0.3], ['grid-150', 160, 0.4], ['final', 180, 0.5]]);
+    const timeline = buildTimeline('grid-fixed', [history]);
+    assert.deepEqual(allTests(timeline).map((e) => [e.label, e.reused]),
+      [['initial', false], ['grid-50', false], ['grid-100', true], ['grid-150', false], ['final', false]]);
+    const tracked = trackedRun(timeline, [history]);
+    const series = tracked.metrics.filter((m) => m.key === METRIC_KEYS.testMeanAt8);
+    assert.deepEqual(series.map((m) => [m.step, m.value]), summary.testEvaluations!.map((e) => [e.atRollouts, e.meanAt8]));
+    assert.equal(series[2]!.timestamp, series[1]!.timestamp, 'a reused score takes the time of the evaluation it reused');
   });
 
   it('harness-only: each round\'s grid points are evaluated after it, several at once when a round spans them', async () => {
