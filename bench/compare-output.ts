@@ -94,7 +94,11 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   };
 }
 
-export interface Invocation { command: string; date: string; finishedAt: string | null; started: number; attached: number; skipped: number; failed: number }
+export interface Invocation {
+  command: string; date: string; finishedAt: string | null; started: number; attached: number; skipped: number; failed: number;
+  /** When this invocation last saw a run finish: how far a stopped invocation's time counts (absent before it was recorded). */
+  lastRunAt?: string | null;
+}
 
 interface ResultsFile {
   description: string;
@@ -114,13 +118,24 @@ interface ResultsFile {
   missing: string[];
 }
 
-/** The comparison's wall time: its finished invocations' start to end, summed, beside the runs' own wall times summed. */
+/**
+ * The comparison's wall time: each invocation from its start to its end, or, for one stopped before its end
+ * (killed, or cut off with its machine), to the last run it saw finish; summed, beside the runs' own wall
+ * times summed. A stopped invocation that saw no run finish is not counted.
+ */
 export function comparisonWallTime(invocations: Invocation[], results: RunResult[]): string {
-  const done = invocations.filter((i) => i.finishedAt !== null);
-  const hours = done.reduce((a, i) => a + (Date.parse(i.finishedAt!) - Date.parse(i.date)), 0) / 3_600_000;
+  const until = (i: Invocation) => i.finishedAt ?? i.lastRunAt ?? null;
+  const counted = invocations.filter((i) => until(i) !== null);
+  const hours = counted.reduce((a, i) => a + (Date.parse(until(i)!) - Date.parse(i.date)), 0) / 3_600_000;
   const runHours = results.reduce((a, r) => a + r.wallSeconds, 0) / 3600;
-  const unfinished = invocations.length - done.length;
-  return `Comparison wall time: ${hours.toFixed(2)} h over ${done.length} finished invocation${done.length === 1 ? '' : 's'} (each from its start to its end, summed${unfinished ? `; ${unfinished} that did not finish not counted` : ''}); the finished runs' own wall times sum to ${runHours.toFixed(2)} h.`;
+  const stopped = counted.filter((i) => i.finishedAt === null).length;
+  const uncounted = invocations.length - counted.length;
+  const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
+  const how = [
+    'each from its start to its end',
+    ...(stopped ? [`${n(stopped, 'stopped invocation')} to the last run it saw finish`] : []),
+  ].join('; ');
+  return `Comparison wall time: ${hours.toFixed(2)} h over ${n(counted.length, 'invocation')} (${how}; summed${uncounted ? `; ${uncounted} stopped before a run finished not counted` : ''}); the finished runs' own wall times sum to ${runHours.toFixed(2)} h.`;
 }
 
 export function previousInvocations(out: string): Invocation[] {

@@ -170,7 +170,7 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
     log(`${planned.length} runs, ${cached.filter(Boolean).length} finished in ${out}`);
     return { results: cached.filter((r): r is RunResult => r !== null), planned, counts: { skipped: 0, started: 0, attached: 0, failed: 0 }, failures: [], written: [], out };
   }
-  const invocation: Invocation = { command, date: new Date().toISOString(), finishedAt: null, started: 0, attached: 0, skipped: 0, failed: 0 };
+  const invocation: Invocation = { command, date: new Date().toISOString(), finishedAt: null, lastRunAt: null, started: 0, attached: 0, skipped: 0, failed: 0 };
   const invocations = [...previousInvocations(out), invocation];
   const counts: Counts = { skipped: 0, started: 0, attached: 0, failed: 0 };
   const results: RunResult[] = cached.filter((r): r is RunResult => r !== null);
@@ -208,6 +208,7 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
             const r = await executeRun(client, config, out, run, status, log, counts);
             results.push(r);
             finishedHere.push(r);
+            invocation.lastRunAt = new Date().toISOString();
           } catch (err) {
             counts.failed += 1;
             failures.push(`${run.workflowId}: ${(err as Error).message}`);

@@ -168,10 +168,13 @@ describe('bench compare claims', () => {
     }
   });
 
-  it('the comparison\'s wall time: finished invocations summed, beside the runs\' own', () => {
-    const inv = (date: string, finishedAt: string | null) => ({ command: 'whale bench compare', date, finishedAt, started: 0, attached: 0, skipped: 0, failed: 0 });
-    const line = comparisonWallTime([inv('2026-12-01T00:00:00Z', '2026-12-01T01:30:00Z'), inv('2026-12-01T02:00:00Z', null), inv('2026-12-01T03:00:00Z', '2026-12-01T04:00:00Z')], fixture().slice(0, 36));
-    assert.equal(line, 'Comparison wall time: 2.50 h over 2 finished invocations (each from its start to its end, summed; 1 that did not finish not counted); the finished runs\' own wall times sum to 1.00 h.');
+  it('the comparison\'s wall time: invocations summed, a stopped one to its last finished run, beside the runs\' own', () => {
+    const inv = (date: string, finishedAt: string | null, lastRunAt?: string | null) => ({ command: 'whale bench compare', date, finishedAt, lastRunAt, started: 0, attached: 0, skipped: 0, failed: 0 });
+    const line = comparisonWallTime([
+      inv('2026-12-01T00:00:00Z', '2026-12-01T01:30:00Z'), inv('2026-12-01T02:00:00Z', null), inv('2026-12-01T03:00:00Z', '2026-12-01T04:00:00Z'),
+      inv('2026-12-01T05:00:00Z', null, '2026-12-01T05:45:00Z'), inv('2026-12-01T06:00:00Z', null, null),
+    ], fixture().slice(0, 36));
+    assert.equal(line, 'Comparison wall time: 3.25 h over 3 invocations (each from its start to its end; 1 stopped invocation to the last run it saw finish; summed; 2 stopped before a run finished not counted); the finished runs\' own wall times sum to 1.00 h.');
   });
 
   it('the preregistered token is the preset\'s run', () => {
