@@ -65,7 +65,7 @@ describe('whale bench compare', () => {
     assert.match(r.stderr, new RegExp(`start ${planned[0].workflowId}`));
     for (const p of planned) assert.equal(await executions(p.workflowId), 1, `${p.workflowId} must have run exactly once`);
 
-    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { runs: RunResult[]; missing: string[]; invocations: { command: string; date: string }[] };
+    const results = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { runs: RunResult[]; missing: string[]; invocations: { command: string; date: string; finishedAt: string | null; lastRunAt: string | null }[] };
     assert.deepEqual(results.missing, []);
     assert.deepEqual(results.runs.map((x) => x.method), ['weights-only', 'harness-only']);
     const [wo, ho] = results.runs;
@@ -83,6 +83,9 @@ describe('whale bench compare', () => {
     assert.equal(results.invocations.length, 1);
     assert.match(results.invocations[0].command, /^whale bench compare --domains math .*--budget 8 --sizes tiny --out /);
     assert.ok(!Number.isNaN(Date.parse(results.invocations[0].date)));
+    // When it last saw a run finish: what a stopped invocation's wall time counts to.
+    const { date, lastRunAt, finishedAt } = results.invocations[0];
+    assert.ok(lastRunAt !== null && Date.parse(date) < Date.parse(lastRunAt) && Date.parse(lastRunAt) <= Date.parse(finishedAt!), JSON.stringify(results.invocations[0]));
 
     const md = readFileSync(path.join(out, 'results.md'), 'utf8');
     const expected = markdownTable(aggregate(results.runs, ['weights-only', 'harness-only'], ['math']).rows, { math: wo.bestMeanAt8 });
