@@ -107,6 +107,8 @@ interface ResultsFile {
   domains: string[];
   methods: string[];
   seeds: number[];
+  /** The --proposer every run used (null: the built-in catalogue search); a later invocation joins this report only with the same. */
+  proposer?: unknown;
   invocations: Invocation[];
   peaks: Record<string, number | null>;
   /** Every (domain, method) row, the sweep configurations included (they are flagged in `claims.sweep`). */
@@ -138,6 +140,29 @@ export function comparisonWallTime(invocations: Invocation[], results: RunResult
   return `Comparison wall time: ${hours.toFixed(2)} h over ${n(counted.length, 'invocation')} (${how}; summed${uncounted ? `; ${uncounted} stopped before a run finished not counted` : ''}); the finished runs' own wall times sum to ${runHours.toFixed(2)} h.`;
 }
 
+/**
+ * What a results folder's report covers: the domains, methods and seeds of the comparison it already holds
+ * joined with this invocation's, when its budget, sizes and proposer are the same (a comparison made over
+ * several invocations, each running a part, keeps one report of all of it); else this invocation's alone.
+ */
+export function reportScope(out: string, opts: Pick<CompareOptions, 'domains' | 'methods' | 'seeds' | 'budget' | 'sizes'>, proposer: unknown): { domains: string[]; methods: string[]; seeds: number[] } {
+  const own = { domains: opts.domains, methods: opts.methods, seeds: opts.seeds };
+  let prior: Partial<ResultsFile>;
+  try {
+    prior = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as Partial<ResultsFile>;
+  } catch {
+    return own;
+  }
+  const same = prior.budget === opts.budget && prior.sizes?.name === opts.sizes
+    && JSON.stringify(prior.proposer ?? null) === JSON.stringify(proposer ?? null);
+  if (!same || !Array.isArray(prior.domains) || !Array.isArray(prior.methods) || !Array.isArray(prior.seeds)) return own;
+  const union = <T>(a: T[], b: T[]) => [...a, ...b.filter((x) => !a.includes(x))];
+  return {
+    domains: union(prior.domains, opts.domains), methods: union(prior.methods, opts.methods),
+    seeds: union(prior.seeds, opts.seeds).sort((a, b) => a - b),
+  };
+}
+
 export function previousInvocations(out: string): Invocation[] {
   try {
     return (JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as ResultsFile).invocations ?? [];
@@ -147,7 +172,7 @@ export function previousInvocations(out: string): Invocation[] {
 }
 
 /** Writes results.json, results.md and one SVG per domain from the results at hand (finished runs only). */
-export async function writeResults(out: string, opts: CompareOptions, planned: PlannedRun[], results: RunResult[], invocations: Invocation[]): Promise<string[]> {
+export async function writeResults(out: string, opts: CompareOptions & { proposer?: unknown }, planned: PlannedRun[], results: RunResult[], invocations: Invocation[]): Promise<string[]> {
   const { rows, peaks } = aggregate(results, opts.methods, opts.domains);
   const preregistered = PREREGISTERED[opts.sizes] ?? null;
   const claims = computeClaims(results, opts.domains, preregistered);
@@ -158,6 +183,7 @@ export async function writeResults(out: string, opts: CompareOptions, planned: P
   const file: ResultsFile = {
     description: 'whale bench compare: test mean@8 (D_test) of each method at an equal budget of training + search rollouts; test rollouts are not charged',
     budget: opts.budget, sizes: { name: opts.sizes, ...SIZES[opts.sizes] }, domains: opts.domains, methods: opts.methods, seeds: opts.seeds,
+    proposer: opts.proposer ?? null,
     invocations, peaks, table: rows, claims, missing,
     runs: results.map((r) => ({ ...r, protocol: runProtocol(r), budget: r.budget ?? null, grid: r.grid ?? null })),
   };

@@ -6,7 +6,7 @@
 // compare-plan.ts builds it (run configs, ids), compare-history.ts reads results back, compare-stats.ts and
 // compare-output.ts write results.json, results.md and the plots.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TemporalConfig } from '../temporal.config';
@@ -18,7 +18,7 @@ import type { RunSummary } from '../workflows/run-state';
 import { benchWorkflowId, parseMethod, planRuns, type CompareOptions, type PlannedRun } from './compare-plan';
 import { expandRunConfig } from '../workflows/run-config';
 import { fetchLatestChain, resultFromHistories, type RunResult } from './compare-history';
-import { fmt, previousInvocations, writeResults, type Invocation } from './compare-output';
+import { fmt, previousInvocations, reportScope, writeResults, type Invocation } from './compare-output';
 import { followResult } from './follow-result';
 
 export * from './compare-plan';
@@ -40,6 +40,60 @@ function readLocalResult(out: string, run: PlannedRun): RunResult | null {
 }
 
 type Logger = (line: string) => void;
+
+type Scope = { domains: string[]; methods: string[]; seeds: number[] };
+
+/**
+ * The (domain, method, seed) of each finished run in the results folder that this invocation's budget, sizes
+ * and proposer would plan under the same workflow id (the id carries the run config's hash), so the report
+ * includes runs that earlier invocations made with another --methods, --domains or --seeds.
+ */
+function folderRuns(out: string, opts: CompareOptions & { proposer?: Record<string, unknown> | null }, config: TemporalConfig): Scope {
+  const found: Scope = { domains: [], methods: [], seeds: [] };
+  let files: string[];
+  try {
+    files = readdirSync(path.join(out, 'runs')).filter((f) => f.endsWith('.json'));
+  } catch {
+    return found;
+  }
+  for (const f of files) {
+    let r: RunResult;
+    try {
+      r = JSON.parse(readFileSync(path.join(out, 'runs', f), 'utf8')) as RunResult;
+      const [p] = withProposer(planRuns({ ...opts, domains: [r.domain], methods: [r.method], seeds: [r.seed] }, config), opts.proposer, opts.budget);
+      if (r.status !== 'completed' || p?.workflowId !== r.workflowId) continue;
+    } catch {
+      continue; // a damaged file, or a method or domain this version no longer plans: not this comparison's
+    }
+    if (!found.domains.includes(r.domain)) found.domains.push(r.domain);
+    if (!found.methods.includes(r.method)) found.methods.push(r.method);
+    if (!found.seeds.includes(r.seed)) found.seeds.push(r.seed);
+  }
+  return found;
+}
+
+// The report's order: the preregistered kind of method first, then the single levers, then the paper protocol.
+const METHOD_RANK = ['whale-fixed', 'whale-adaptive', 'weights-only', 'harness-only', 'stagewise', 'stagewise-harness-first', 'prompt-only'];
+const DOMAIN_RANK = ['math', 'search-qa', 'chess'];
+
+function methodRank(token: string): number {
+  const paper = token.startsWith('paper:');
+  const base = (paper ? token.slice('paper:'.length) : token).split(':')[0];
+  const i = METHOD_RANK.indexOf(base);
+  return (paper ? METHOD_RANK.length : 0) + (i < 0 ? METHOD_RANK.length : i);
+}
+
+/** Both scopes joined, in a fixed order (a report made over several invocations reads the same whatever their order). */
+function joinScopes(a: Scope, b: Scope): Scope {
+  const union = <T>(x: T[], y: T[]) => [...x, ...y.filter((v) => !x.includes(v))];
+  const byRank = (rank: (v: string) => number) => (x: string, y: string) => rank(x) - rank(y) || x.localeCompare(y);
+  const domainRank = (d: string) => (DOMAIN_RANK.includes(d) ? DOMAIN_RANK.indexOf(d) : DOMAIN_RANK.length);
+  return {
+    domains: union(a.domains, b.domains).sort(byRank(domainRank)),
+    methods: union(a.methods, b.methods).sort(byRank(methodRank)),
+    seeds: union(a.seeds, b.seeds).sort((x, y) => x - y),
+  };
+}
 
 /** Where a planned run stands on the server: finished (its result read back and cached), running, or to start. */
 async function serverState(client: Client, out: string, run: PlannedRun): Promise<{ result: RunResult } | { status: string | null }> {
@@ -172,6 +226,17 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
   }
   const invocation: Invocation = { command, date: new Date().toISOString(), finishedAt: null, lastRunAt: null, started: 0, attached: 0, skipped: 0, failed: 0 };
   const invocations = [...previousInvocations(out), invocation];
+  // The report covers the folder's whole comparison: earlier invocations' plans joined with this one's, so that
+  // running a part (one method, one domain) does not leave results.md showing that part alone.
+  const scope = joinScopes(reportScope(out, opts, opts.proposer), folderRuns(out, opts, config));
+  const reportOpts = { ...opts, domains: scope.domains, methods: scope.methods, seeds: scope.seeds };
+  const reportPlanned = withProposer(planRuns(reportOpts, config), opts.proposer, opts.budget);
+  const inThisPlan = new Set(planned.map((p) => p.workflowId));
+  const earlier = reportPlanned.filter((p) => !inThisPlan.has(p.workflowId)).map((p) => readLocalResult(out, p)).filter((r): r is RunResult => r !== null);
+  if (reportPlanned.length > planned.length) {
+    log(`results.md covers the folder's comparison: ${reportPlanned.length} planned runs (${scope.domains.join(', ')}; ${scope.methods.length} methods; seeds ${scope.seeds.join(', ')}), ${earlier.length} of them finished by earlier invocations outside this one's plan`);
+  }
+  const report = (results: RunResult[]) => writeResults(out, reportOpts, reportPlanned, sortResults([...earlier, ...results], reportPlanned), invocations);
   const counts: Counts = { skipped: 0, started: 0, attached: 0, failed: 0 };
   const results: RunResult[] = cached.filter((r): r is RunResult => r !== null);
   for (const [i, p] of planned.entries()) if (cached[i]) log(`skip  ${p.workflowId}: finished (results folder)`);
@@ -220,7 +285,7 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
             const perRun = finishedHere.reduce((a, r) => a + r.wallSeconds, 0) / finishedHere.length / opts.parallel;
             log(`${results.length} of ${planned.length} runs finished; at this invocation's mean of ${perRun.toFixed(0)} s per run, about ${((left * perRun) / 3600).toFixed(1)} h remain`);
           }
-          await writeResults(out, opts, planned, sortResults(results, planned), invocations);
+          await report(results);
         }
       };
       await Promise.all(Array.from({ length: Math.min(opts.parallel, pending.length) }, lane));
@@ -230,7 +295,7 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
     await stopProcesses(children.map((s) => s.child), server);
   }
   Object.assign(invocation, counts, { finishedAt: new Date().toISOString() });
-  const written = await writeResults(out, opts, planned, sortResults(results, planned), invocations);
+  const written = await report(results);
   return { results: sortResults(results, planned), planned, counts, failures, written, out };
 }
 

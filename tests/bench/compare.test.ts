@@ -122,6 +122,18 @@ describe('whale bench compare', () => {
     assert.ok(results.invocations.every((i) => i.finishedAt !== null));
     assert.equal(results.runs.length, 2);
 
+    // An invocation for a part of the comparison (one method) keeps the report whole: results.md and
+    // results.json still cover both methods, found from the folder's runs and its earlier plan.
+    const part: string[] = [];
+    const partOutcome = await runCompare({ ...opts, methods: ['harness-only'], out, parallel: 1, workers: 'auto', plan: false }, cluster.config, 'whale bench compare (one method)', (l) => part.push(l));
+    assert.deepEqual(partOutcome.counts, { skipped: 1, started: 0, attached: 0, failed: 0 });
+    assert.ok(part.some((l) => /^results\.md covers the folder's comparison: 2 planned runs \(math; 2 methods; seeds 0\), 1 of them finished by earlier invocations/.test(l)), part.join('\n'));
+    const whole = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { methods: string[]; runs: { method: string }[]; missing: string[] };
+    assert.deepEqual(whole.methods, ['weights-only', 'harness-only']);
+    assert.deepEqual(whole.runs.map((r) => r.method), ['weights-only', 'harness-only']);
+    assert.deepEqual(whole.missing, []);
+    assert.match(readFileSync(path.join(out, 'results.md'), 'utf8'), /\| weights-only \| none \| 1 \|[\s\S]*\| harness-only \| none \| 1 \|/);
+
     // The same through the CLI with --json: one JSON document on stdout, the [bench] lines on stderr.
     const j = await whale([...ARGS, '--out', out, '--json']);
     assert.equal(j.code, 0, j.stderr);
