@@ -79,6 +79,8 @@ export interface CompareOptions {
   workers: 'auto' | 'start' | 'none';
   /** Only print the plan (runs, ids, which are finished) and estimated rollouts. */
   plan: boolean;
+  /** Only rewrite results.json, results.md and the plots from the results folder; runs nothing. */
+  report?: boolean;
 }
 
 export interface PlannedRun {

@@ -224,18 +224,28 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
     log(`${planned.length} runs, ${cached.filter(Boolean).length} finished in ${out}`);
     return { results: cached.filter((r): r is RunResult => r !== null), planned, counts: { skipped: 0, started: 0, attached: 0, failed: 0 }, failures: [], written: [], out };
   }
-  const invocation: Invocation = { command, date: new Date().toISOString(), finishedAt: null, lastRunAt: null, started: 0, attached: 0, skipped: 0, failed: 0 };
-  const invocations = [...previousInvocations(out), invocation];
   // The report covers the folder's whole comparison: earlier invocations' plans joined with this one's, so that
-  // running a part (one method, one domain) does not leave results.md showing that part alone.
-  const scope = joinScopes(reportScope(out, opts, opts.proposer), folderRuns(out, opts, config));
+  // running a part (one method, one domain) does not leave results.md showing that part alone. --report takes
+  // the folder's comparison alone (its earlier plan and its runs) and runs nothing.
+  const prior = reportScope(out, opts.report ? { ...opts, domains: [], methods: [], seeds: [] } : opts, opts.proposer);
+  const scope = joinScopes(prior, folderRuns(out, opts, config));
   const reportOpts = { ...opts, domains: scope.domains, methods: scope.methods, seeds: scope.seeds };
-  const reportPlanned = withProposer(planRuns(reportOpts, config), opts.proposer, opts.budget);
+  const reportPlanned = scope.methods.length ? withProposer(planRuns(reportOpts, config), opts.proposer, opts.budget) : [];
   const inThisPlan = new Set(planned.map((p) => p.workflowId));
-  const earlier = reportPlanned.filter((p) => !inThisPlan.has(p.workflowId)).map((p) => readLocalResult(out, p)).filter((r): r is RunResult => r !== null);
+  const earlier = reportPlanned.filter((p) => opts.report || !inThisPlan.has(p.workflowId)).map((p) => readLocalResult(out, p)).filter((r): r is RunResult => r !== null);
+  if (opts.report) {
+    if (earlier.length === 0) {
+      throw new Error(`--report: ${out} holds no finished run of a comparison at --budget ${opts.budget} --sizes ${opts.sizes}${opts.proposer ? ' with this --proposer' : ''}: give the budget and sizes its runs were made with, or run the comparison first`);
+    }
+    const written = await writeResults(out, reportOpts, reportPlanned, sortResults(earlier, reportPlanned), previousInvocations(out));
+    log(`report over ${earlier.length} of ${reportPlanned.length} planned runs (${scope.domains.join(', ')}; ${scope.methods.length} methods; seeds ${scope.seeds.join(', ')}); nothing was run`);
+    return { results: sortResults(earlier, reportPlanned), planned: reportPlanned, counts: { skipped: 0, started: 0, attached: 0, failed: 0 }, failures: [], written, out };
+  }
   if (reportPlanned.length > planned.length) {
     log(`results.md covers the folder's comparison: ${reportPlanned.length} planned runs (${scope.domains.join(', ')}; ${scope.methods.length} methods; seeds ${scope.seeds.join(', ')}), ${earlier.length} of them finished by earlier invocations outside this one's plan`);
   }
+  const invocation: Invocation = { command, date: new Date().toISOString(), finishedAt: null, lastRunAt: null, started: 0, attached: 0, skipped: 0, failed: 0 };
+  const invocations = [...previousInvocations(out), invocation];
   const report = (results: RunResult[]) => writeResults(out, reportOpts, reportPlanned, sortResults([...earlier, ...results], reportPlanned), invocations);
   const counts: Counts = { skipped: 0, started: 0, attached: 0, failed: 0 };
   const results: RunResult[] = cached.filter((r): r is RunResult => r !== null);

@@ -32,7 +32,7 @@ export function parseSeeds(value: string): number[] {
   return [...new Set(seeds)];
 }
 
-interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; proposer?: string; plan?: boolean; json?: boolean }
+interface CompareCli { domains: string; seeds: string; methods: string; budget: string; sizes: string; out: string; parallel: string; workers: string; proposer?: string; plan?: boolean; report?: boolean; json?: boolean }
 
 /** `--proposer <file>`: a JSON object, the runs' `harness.proposer` (checked against the run config schema when planned). */
 function readProposer(file: string | undefined): Record<string, unknown> | null {
@@ -60,7 +60,7 @@ export function compareOptions(o: CompareCli): CompareOptions & { proposer: Reco
   if (!Number.isInteger(parallel) || parallel < 1) throw new Error(`--parallel must be a whole number >= 1, got '${o.parallel}'`);
   return {
     domains, methods, seeds: parseSeeds(o.seeds), budget, parallel, sizes: o.sizes as CompareOptions['sizes'],
-    out: o.out, workers: o.workers as CompareOptions['workers'], plan: Boolean(o.plan), proposer: readProposer(o.proposer),
+    out: o.out, workers: o.workers as CompareOptions['workers'], plan: Boolean(o.plan), report: Boolean(o.report), proposer: readProposer(o.proposer),
   };
 }
 
@@ -80,6 +80,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--workers <mode>', 'auto: start workers for queues nobody polls | start | none', 'auto')
     .option('--proposer <file>', 'a JSON file with the harness.proposer of every run (e.g. a coding agent); absent: the built-in catalogue search. The runs get their own workflow ids')
     .option('--plan', 'only list the runs and which are finished')
+    .option('--report', 'only rewrite results.json, results.md and the plots from the results folder (the comparison its runs and earlier invocations make at this --budget and --sizes); runs nothing, needs no server')
     .option('--json', 'print one JSON document on stdout (the plan, counts, failures, files written and results); progress stays on stderr')
     .action(async (o: CompareCli) => {
       const opts = compareOptions(o);
@@ -96,6 +97,10 @@ export function registerBenchCommand(program: Command): void {
         return;
       }
       if (opts.plan) return;
+      if (opts.report) {
+        process.stdout.write(`bench compare --report: ${outcome.results.length} of ${outcome.planned.length} planned runs finished; wrote ${outcome.written.map((f) => path.join(path.relative(process.cwd(), outcome.out) || '.', f)).join(', ')}\n`);
+        return;
+      }
       process.stdout.write(`bench compare: ${outcome.results.length} of ${outcome.planned.length} runs finished (this invocation: started ${c.started}, followed ${c.attached}, skipped ${c.skipped}, failed ${c.failed}); wrote ${outcome.written.map((f) => path.join(path.relative(process.cwd(), outcome.out) || '.', f)).join(', ')}\n`);
       if (outcome.failures.length) {
         process.stderr.write(`failed runs (rerun the command to start them again):\n${outcome.failures.map((f) => `  - ${f}`).join('\n')}\n`);

@@ -134,6 +134,22 @@ describe('whale bench compare', () => {
     assert.deepEqual(whole.missing, []);
     assert.match(readFileSync(path.join(out, 'results.md'), 'utf8'), /\| weights-only \| none \| 1 \|[\s\S]*\| harness-only \| none \| 1 \|/);
 
+    // --report rewrites the report from the folder alone (no server, nothing run, no invocation recorded);
+    // a budget no run in the folder was made with is refused, naming the fix.
+    rmSync(path.join(out, 'results.md'));
+    const rep = await whale(['bench', 'compare', '--report', '--sizes', 'tiny', '--budget', '8', '--out', out]);
+    assert.equal(rep.code, 0, rep.stderr);
+    assert.match(rep.stdout, /^bench compare --report: 2 of 2 planned runs finished; wrote .*results\.json, .*results\.md/);
+    assert.match(rep.stderr, /report over 2 of 2 planned runs \(math; 2 methods; seeds 0\); nothing was run/);
+    assert.doesNotMatch(rep.stderr, /start|follow|server/);
+    assert.ok(existsSync(path.join(out, 'results.md')));
+    const afterReport = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as { invocations: unknown[]; runs: unknown[] };
+    assert.equal(afterReport.invocations.length, 3, 'a report is not an invocation of the comparison');
+    assert.equal(afterReport.runs.length, 2);
+    const wrong = await whale(['bench', 'compare', '--report', '--sizes', 'tiny', '--budget', '9', '--out', out]);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stderr, /--report: .* holds no finished run of a comparison at --budget 9 --sizes tiny: give the budget and sizes its runs were made with/);
+
     // The same through the CLI with --json: one JSON document on stdout, the [bench] lines on stderr.
     const j = await whale([...ARGS, '--out', out, '--json']);
     assert.equal(j.code, 0, j.stderr);
