@@ -61,7 +61,13 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   const grid = rs.flatMap((r) => (r.grid ?? []).map((g) => ({ method: r.method, seed: r.seed, gridPoint: g.gridPoint, rollouts: g.atRollouts, meanAt8: g.meanAt8 })));
   const x = { field: 'rollouts', type: 'quantitative', title: 'rollouts (training + search)' };
   const y = { field: 'meanAt8', type: 'quantitative', title: 'test mean@8' };
-  const color = { field: 'method', type: 'nominal' };
+  // One distinct hue per method, in the report's order (the same method keeps its colour on every domain's plot);
+  // the legend comes from the lines, not from the faint bands.
+  const methods = [...new Set(results.map((r) => r.method))];
+  const color = {
+    field: 'method', type: 'nominal', scale: { scheme: methods.length <= 10 ? 'category10' : 'tableau20', domain: methods }, sort: methods,
+    legend: { symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1, labelLimit: 320 },
+  };
   // Seed bands: min to max over seeds per method, where the seeds share their x (the grid points; without a
   // grid, the rollout counts of the test curve, equal across seeds for the fixed schedules).
   const bandValues = grid.length ? grid.map((g) => ({ method: g.method, x: g.gridPoint, meanAt8: g.meanAt8 })) : values.map((v) => ({ method: v.method, x: v.rollouts, meanAt8: v.meanAt8 }));
@@ -89,7 +95,10 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   }
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
-    title: `${domain}: test mean@8 against rollouts (training + search), one line per method and seed; bands: min to max over seeds${grid.length ? ' at each grid point; diamonds: grid evaluations' : ''}`,
+    title: {
+      text: `${domain}: test mean@8 against rollouts (training + search)`,
+      subtitle: `one line per method and seed; bands: min to max over seeds${grid.length ? ' at each grid point; diamonds: grid evaluations' : ''}`,
+    },
     layer,
   };
 }
