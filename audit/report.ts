@@ -5,7 +5,7 @@
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/artifact-store';
 import type { PhaseExplanation } from './explain';
-import type { Timeline } from './timeline';
+import { allTests, type Timeline } from './timeline';
 import { parseDomainRef } from '../domains/external';
 import { pointerLines } from './pointers';
 import { escapeHtml, markdownToSafeHtml } from './markdown';
@@ -143,7 +143,11 @@ export function summaryMarkdown(t: Timeline, phases: PhaseExplanation[], models:
     lines.push('');
   }
   lines.push(...pointerLines(t, models));
-  lines.push('## Test evaluations', '', '| label | after weight step | rollouts | mean@8 |', '|---|---|---|---|', ...t.tests.map((x) => `| ${x.label} | ${x.atWeightStep} | ${x.atRollouts} | ${fmt(x.meanAt8)} |`), '');
+  // Every evaluation the workflow recorded: one of an unchanged (checkpoint, harness) pair reused the score
+  // before it and ran no activity, so it is marked.
+  const tests = allTests(t);
+  lines.push('## Test evaluations', '', '| label | after weight step | rollouts | mean@8 |', '|---|---|---|---|',
+    ...tests.map((x) => `| ${x.label} | ${x.atWeightStep} | ${x.atRollouts} | ${fmt(x.meanAt8)}${x.reused ? ' (reused: checkpoint and harness unchanged)' : ''} |`), '');
   if (t.messages.length) lines.push('## Messages', '', ...t.messages.map((m) => `- ${m.kind} \`${m.name}\` after weight step ${m.atWeightStep}: ${JSON.stringify(m.args)}`), '');
   lines.push('## Configuration (expanded)', '', '```json', JSON.stringify(t.config, null, 2), '```', '');
   return lines.join('\n');

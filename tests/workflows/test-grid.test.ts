@@ -12,6 +12,8 @@ import { fakeRef, scriptedActivities, type Script } from './scripted-activities'
 import type { RunSummary } from '../../workflows/run-state';
 import { maybeRecordHistory } from './record';
 import { allTests, buildTimeline } from '../../audit/timeline';
+import { explainPhases } from '../../audit/explain';
+import { summaryMarkdown } from '../../audit/report';
 import { METRIC_KEYS, trackedRun } from '../../track/run-metrics';
 
 let env: TestWorkflowEnvironment;
@@ -73,6 +75,8 @@ describe('evaluation grid (test.everyRollouts)', () => {
     const series = tracked.metrics.filter((m) => m.key === METRIC_KEYS.testMeanAt8);
     assert.deepEqual(series.map((m) => [m.step, m.value]), summary.testEvaluations!.map((e) => [e.atRollouts, e.meanAt8]));
     assert.equal(series[2]!.timestamp, series[1]!.timestamp, 'a reused score takes the time of the evaluation it reused');
+    // The audit's table lists it too, marked.
+    assert.match(summaryMarkdown(timeline, explainPhases(timeline)), /\| grid-100 \| 3 \| 100 \| 0\.300\d* \(reused: checkpoint and harness unchanged\) \|/);
   });
 
   it('harness-only: each round\'s grid points are evaluated after it, several at once when a round spans them', async () => {
