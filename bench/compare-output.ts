@@ -144,7 +144,7 @@ export function comparisonWallTime(invocations: Invocation[], results: RunResult
   const n = (k: number, word: string) => `${k} ${word}${k === 1 ? '' : 's'}`;
   const how = [
     'each from its start to its end',
-    ...(stopped ? [`${n(stopped, 'stopped invocation')} to the last run it saw finish`] : []),
+    ...(stopped ? [`${n(stopped, 'stopped invocation')} to the last run ${stopped === 1 ? 'it' : 'each'} saw finish`] : []),
   ].join('; ');
   return `Comparison wall time: ${hours.toFixed(2)} h over ${n(counted.length, 'invocation')} (${how}; summed${uncounted ? `; ${uncounted} stopped before a run finished not counted` : ''}); the finished runs' own wall times sum to ${runHours.toFixed(2)} h.`;
 }
