@@ -150,26 +150,21 @@ export function comparisonWallTime(invocations: Invocation[], results: RunResult
 }
 
 /**
- * What a results folder's report covers: the domains, methods and seeds of the comparison it already holds
- * joined with this invocation's, when its budget, sizes and proposer are the same (a comparison made over
- * several invocations, each running a part, keeps one report of all of it); else this invocation's alone.
+ * The domains, methods and seeds of the comparison a results folder's report already covers, when its budget,
+ * sizes and proposer are this invocation's (empty otherwise, or without a report).
  */
-export function reportScope(out: string, opts: Pick<CompareOptions, 'domains' | 'methods' | 'seeds' | 'budget' | 'sizes'>, proposer: unknown): { domains: string[]; methods: string[]; seeds: number[] } {
-  const own = { domains: opts.domains, methods: opts.methods, seeds: opts.seeds };
+export function reportScope(out: string, opts: Pick<CompareOptions, 'budget' | 'sizes'>, proposer: unknown): { domains: string[]; methods: string[]; seeds: number[] } {
+  const none = { domains: [], methods: [], seeds: [] };
   let prior: Partial<ResultsFile>;
   try {
     prior = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8')) as Partial<ResultsFile>;
   } catch {
-    return own;
+    return none;
   }
   const same = prior.budget === opts.budget && prior.sizes?.name === opts.sizes
     && JSON.stringify(prior.proposer ?? null) === JSON.stringify(proposer ?? null);
-  if (!same || !Array.isArray(prior.domains) || !Array.isArray(prior.methods) || !Array.isArray(prior.seeds)) return own;
-  const union = <T>(a: T[], b: T[]) => [...a, ...b.filter((x) => !a.includes(x))];
-  return {
-    domains: union(prior.domains, opts.domains), methods: union(prior.methods, opts.methods),
-    seeds: union(prior.seeds, opts.seeds).sort((a, b) => a - b),
-  };
+  if (!same || !Array.isArray(prior.domains) || !Array.isArray(prior.methods) || !Array.isArray(prior.seeds)) return none;
+  return { domains: prior.domains, methods: prior.methods, seeds: prior.seeds };
 }
 
 export function previousInvocations(out: string): Invocation[] {

@@ -83,15 +83,15 @@ function methodRank(token: string): number {
   return (paper ? METHOD_RANK.length : 0) + (i < 0 ? METHOD_RANK.length : i);
 }
 
-/** Both scopes joined, in a fixed order (a report made over several invocations reads the same whatever their order). */
-function joinScopes(a: Scope, b: Scope): Scope {
-  const union = <T>(x: T[], y: T[]) => [...x, ...y.filter((v) => !x.includes(v))];
+/** The scopes joined, in a fixed order (a report made over several invocations reads the same whatever their order). */
+function joinScopes(...scopes: Scope[]): Scope {
+  const union = <T>(pick: (s: Scope) => T[]) => [...new Set(scopes.flatMap(pick))];
   const byRank = (rank: (v: string) => number) => (x: string, y: string) => rank(x) - rank(y) || x.localeCompare(y);
   const domainRank = (d: string) => (DOMAIN_RANK.includes(d) ? DOMAIN_RANK.indexOf(d) : DOMAIN_RANK.length);
   return {
-    domains: union(a.domains, b.domains).sort(byRank(domainRank)),
-    methods: union(a.methods, b.methods).sort(byRank(methodRank)),
-    seeds: union(a.seeds, b.seeds).sort((x, y) => x - y),
+    domains: union((s) => s.domains).sort(byRank(domainRank)),
+    methods: union((s) => s.methods).sort(byRank(methodRank)),
+    seeds: union((s) => s.seeds).sort((x, y) => x - y),
   };
 }
 
@@ -227,8 +227,8 @@ export async function runCompare(opts: CompareOptions & { proposer?: Record<stri
   // The report covers the folder's whole comparison: earlier invocations' plans joined with this one's, so that
   // running a part (one method, one domain) does not leave results.md showing that part alone. --report takes
   // the folder's comparison alone (its earlier plan and its runs) and runs nothing.
-  const prior = reportScope(out, opts.report ? { ...opts, domains: [], methods: [], seeds: [] } : opts, opts.proposer);
-  const scope = joinScopes(prior, folderRuns(out, opts, config));
+  const own: Scope = opts.report ? { domains: [], methods: [], seeds: [] } : opts;
+  const scope = joinScopes(reportScope(out, opts, opts.proposer), own, folderRuns(out, opts, config));
   const reportOpts = { ...opts, domains: scope.domains, methods: scope.methods, seeds: scope.seeds };
   const reportPlanned = scope.methods.length ? withProposer(planRuns(reportOpts, config), opts.proposer, opts.budget) : [];
   const inThisPlan = new Set(planned.map((p) => p.workflowId));
