@@ -6,23 +6,24 @@ import { writeFileAtomic } from '../store/artifact-store';
 import { renderSvg } from '../audit/report';
 import { SIZES, type BenchSizes, type CompareOptions, type PlannedRun } from './compare-plan';
 import type { RunResult } from './compare-history';
-import { aggregate, runProtocol, type meanStd, type TableRow } from './compare-stats';
+import { aggregate, runProtocol, type meanStd, type medianRange, type TableRow } from './compare-stats';
 import { claimsMarkdown, computeClaims, isSweep, PREREGISTERED, type Claims } from './compare-claims';
 
 export const fmt = (x: number | null | undefined, d = 4) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
 
 const pm = (s: ReturnType<typeof meanStd>, d = 4) => (s ? `${s.mean.toFixed(d)} ± ${s.std.toFixed(d)}` : '-');
+const medRange = (s: ReturnType<typeof medianRange>) => (!s ? '-' : s.min === s.max ? s.median.toFixed(0) : `${s.median.toFixed(0)} (${s.min.toFixed(0)}-${s.max.toFixed(0)})`);
 
 export function markdownTable(rows: TableRow[], peaks: Record<string, number | null>): string {
   const lines: string[] = [];
   for (const domain of [...new Set(rows.map((r) => r.domain))]) {
     lines.push(`### ${domain}`, '', `weights-only peak (mean over seeds of its best test mean@8): ${fmt(peaks[domain])}`, '');
     // Final mean@8 is the primary figure; best (a maximum over evaluations) stands beside it.
-    lines.push('| method | protocol | seeds | final mean@8 | best mean@8 | rollouts used | within budget | rollouts to weights-only peak | wall time (s) |', '|---|---|---|---|---|---|---|---|---|');
+    lines.push('| method | protocol | seeds | final mean@8 | best mean@8 | rollouts used | within budget | rollouts to weights-only peak | wall time per run (s), median (range) |', '|---|---|---|---|---|---|---|---|---|');
     for (const r of rows.filter((x) => x.domain === domain)) {
       const toPeak = r.toPeak ? `${r.toPeak.mean.toFixed(0)} ± ${r.toPeak.std.toFixed(0)} (${r.reachedPeak}/${r.seeds} seeds)` : `not reached (0/${r.seeds} seeds)`;
       const within = r.budgeted ? `${r.withinBudget}/${r.budgeted} runs` : '-';
-      lines.push(`| ${r.method} | ${r.protocols.join(', ')} | ${r.seeds} | ${pm(r.final)} | ${pm(r.best)} | ${pm(r.rolloutsUsed, 0)} | ${within} | ${toPeak} | ${pm(r.wallSeconds, 0)} |`);
+      lines.push(`| ${r.method} | ${r.protocols.join(', ')} | ${r.seeds} | ${pm(r.final)} | ${pm(r.best)} | ${pm(r.rolloutsUsed, 0)} | ${within} | ${toPeak} | ${medRange(r.wallRange)} |`);
     }
     lines.push('');
   }
@@ -200,7 +201,7 @@ export async function writeResults(out: string, opts: CompareOptions & { propose
     `Budget: ${opts.budget} training + search rollouts per run (test rollouts not charged); sizes \`${opts.sizes}\`; seeds ${opts.seeds.join(', ')}.`,
     `Each cell is mean ± std over the finished seeds. Final mean@8 is the primary figure; best mean@8, a maximum over the test evaluations, stands beside it and excludes the initial evaluation; "rollouts to weights-only peak" is the rollout count at the first test evaluation reaching the domain's weights-only peak.`,
     'Protocol: how each run was held to its budget (docs/method.md, "Comparison protocols"); runs from before the protocols show `none`, and a dash where they did not record their budget use. "Within budget" counts the runs with a rollout cap that stayed within it.',
-    `Wall time is workflow start to close and includes any time a run waited for a worker${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
+    `Wall time is workflow start to close and includes any time a run waited for a worker; the table gives the median over seeds with the range, as a run that shared the machine with other work takes longer${opts.parallel > 1 ? `; runs shared the machine ${opts.parallel} at a time` : ''}.`,
     comparisonWallTime(invocations, results),
     missing.length ? `\n**${missing.length} of ${planned.length} planned runs are not finished yet**; rerun the same command to continue.` : `\nAll ${planned.length} planned runs finished.`,
     '',

@@ -14,6 +14,14 @@ export function meanStd(xs: number[]): { mean: number; std: number; n: number } 
   return { mean, std, n: xs.length };
 }
 
+/** Median, least and greatest: a spread that one run slowed by sharing the machine does not drag. */
+export function medianRange(xs: number[]): { median: number; min: number; max: number } | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return { median: s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2, min: s[0], max: s[s.length - 1] };
+}
+
 export interface TableRow {
   domain: string;
   method: string;
@@ -25,6 +33,8 @@ export interface TableRow {
   toPeak: ReturnType<typeof meanStd>;
   reachedPeak: number;
   wallSeconds: ReturnType<typeof meanStd>;
+  /** Wall time per run as median (least-greatest) over seeds: the table's figure for one run of the method. */
+  wallRange: ReturnType<typeof medianRange>;
   /** The protocols its runs ran under ('none' for runs from before the field), sorted. */
   protocols: string[];
   /** Runs held to a rollout cap (maxRollouts) and how many stayed within it. */
@@ -51,6 +61,7 @@ export function aggregate(results: RunResult[], methods: string[], domains: stri
         rolloutsUsed: meanStd(rs.map((r) => r.rolloutsUsed)),
         toPeak: meanStd(reach), reachedPeak: reach.length,
         wallSeconds: meanStd(rs.map((r) => r.wallSeconds)),
+        wallRange: medianRange(rs.map((r) => r.wallSeconds)),
         protocols: [...new Set(rs.map(runProtocol))].sort(),
         budgeted: rs.filter((r) => r.budget?.withinBudget != null).length,
         withinBudget: rs.filter((r) => r.budget?.withinBudget === true).length,

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { RunResult } from '../../bench/compare-history';
 import { claimsMarkdown, computeClaims, PREREGISTERED, rolloutsToReach, type Claims } from '../../bench/compare-claims';
-import { comparisonWallTime, writeResults } from '../../bench/compare-output';
+import { comparisonWallTime, markdownTable, writeResults } from '../../bench/compare-output';
+import { aggregate, medianRange } from '../../bench/compare-stats';
 import { benchRunConfig, SIZES } from '../../bench/compare-plan';
 import { ROOT } from '../workflows/env';
 
@@ -175,6 +176,19 @@ describe('bench compare claims', () => {
       inv('2026-12-01T05:00:00Z', null, '2026-12-01T05:45:00Z'), inv('2026-12-01T06:00:00Z', null, null),
     ], fixture().slice(0, 36));
     assert.equal(line, 'Comparison wall time: 3.25 h over 3 invocations (each from its start to its end; 1 stopped invocation to the last run it saw finish; summed; 2 stopped before a run finished not counted); the finished runs\' own wall times sum to 1.00 h.');
+  });
+
+  it('one run\'s wall time is the median over seeds with its range: a run that shared the machine does not drag it', () => {
+    assert.deepEqual(medianRange([511, 2825, 994]), { median: 994, min: 511, max: 2825 });
+    assert.deepEqual(medianRange([363, 675]), { median: 519, min: 363, max: 675 });
+    assert.equal(medianRange([]), null);
+    const walls = [511, 2825, 994];
+    const rs = seeds('math', FIXED, [0.30, 0.32, 0.31]).map((r, i) => ({ ...r, wallSeconds: walls[i] }));
+    const one = { ...run('math', 'weights-only', 0, 0.25), wallSeconds: 363.4 };
+    const table = markdownTable(aggregate([...rs, one], [FIXED, 'weights-only'], ['math']).rows, { math: 0.25 });
+    assert.match(table, /\| wall time per run \(s\), median \(range\) \|/);
+    assert.match(table, new RegExp(`\\| ${FIXED.replace(/\./g, '\\.')} \\| equal \\| 3 \\|.*\\| 994 \\(511-2825\\) \\|$`, 'm'));
+    assert.match(table, /\| weights-only \| equal \| 1 \|.*\| 363 \|$/m, 'one seed: its wall time alone');
   });
 
   it('the preregistered token is the preset\'s run', () => {
