@@ -71,7 +71,20 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
   };
   // Seed bands: min to max over seeds per method, where the seeds share their x (the grid points; without a
   // grid, the rollout counts of the test curve, equal across seeds for the fixed schedules).
-  const bandValues = grid.length ? grid.map((g) => ({ method: g.method, x: g.gridPoint, meanAt8: g.meanAt8 })) : values.map((v) => ({ method: v.method, x: v.rollouts, meanAt8: v.meanAt8 }));
+  // A run held to a rollout cap that ended less than one weight step short of it (the rest paid for no more
+  // rounds or steps) adds its final score at the cap, where the seeds are compared; otherwise its band would
+  // stop at its last grid point. A run that ended early (proposer exhausted) keeps its band where it ended.
+  const atCap = rs.flatMap((r) => {
+    const cap = r.budget?.maxRollouts;
+    const unspent = r.budget?.unspentRollouts;
+    if (!cap || unspent == null || r.finalMeanAt8 === null || r.grid?.some((g) => g.gridPoint === cap)) return [];
+    const w = (r.input as { weight?: { promptsPerStep?: number; samplesPerPrompt?: number } }).weight;
+    const step = (w?.promptsPerStep ?? 64) * (w?.samplesPerPrompt ?? 8);
+    return unspent < step ? [{ method: r.method, x: cap, meanAt8: r.finalMeanAt8 }] : [];
+  });
+  const bandValues = grid.length
+    ? [...grid.map((g) => ({ method: g.method, x: g.gridPoint, meanAt8: g.meanAt8 })), ...atCap]
+    : values.map((v) => ({ method: v.method, x: v.rollouts, meanAt8: v.meanAt8 }));
   const band = {
     data: { values: bandValues },
     mark: { type: 'area', opacity: 0.15 },
@@ -98,7 +111,9 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json', width: 640, height: 300, background: 'white',
     title: {
       text: `${domain}: test mean@8 against rollouts (training + search)`,
-      subtitle: `one line per method and seed; bands: min to max over seeds${grid.length ? ' at each grid point; diamonds: grid evaluations' : ''}`,
+      subtitle: grid.length
+        ? ['one line per method and seed; diamonds: grid evaluations', 'bands: min to max over seeds at each grid point, and at the cap for runs that ended less than a weight step short of it']
+        : 'one line per method and seed; bands: min to max over seeds',
     },
     layer,
   };
