@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../store/artifact-store';
 import { renderSvg } from '../audit/report';
+import { expandRunConfig } from '../workflows/run-config';
+import { weightStepRollouts } from '../workflows/decisions/ledger';
 import { SIZES, type BenchSizes, type CompareOptions, type PlannedRun } from './compare-plan';
 import type { RunResult } from './compare-history';
 import { aggregate, runProtocol, type meanStd, type medianRange, type TableRow } from './compare-stats';
@@ -78,8 +80,9 @@ export function plotSpec(domain: string, results: RunResult[]): Record<string, u
     const cap = r.budget?.maxRollouts;
     const unspent = r.budget?.unspentRollouts;
     if (!cap || unspent == null || r.finalMeanAt8 === null || r.grid?.some((g) => g.gridPoint === cap)) return [];
-    const w = (r.input as { weight?: { promptsPerStep?: number; samplesPerPrompt?: number } }).weight;
-    const step = (w?.promptsPerStep ?? 64) * (w?.samplesPerPrompt ?? 8);
+    const config = expandRunConfig(r.input);
+    if (!config.ok) return [];
+    const step = weightStepRollouts(config.config.weight.promptsPerStep, config.config.weight.samplesPerPrompt);
     return unspent < step ? [{ method: r.method, x: cap, meanAt8: r.finalMeanAt8 }] : [];
   });
   const bandValues = grid.length

@@ -101,11 +101,16 @@ describe('bench configs under the comparison protocols', () => {
     assert.deepEqual(spec.layer.map((l) => l.mark.type), ['rule', 'area', 'line', 'point']);
     assert.deepEqual(spec.layer[0].data.values, [{ gridPoint: 50 }, { gridPoint: 100 }, { gridPoint: 150 }]);
     assert.equal(spec.layer[3].mark.shape, 'diamond');
-    assert.deepEqual(spec.layer[1].data.values.map((v) => [v.x, v.meanAt8]), [[50, 0.3], [100, 0.3], [150, 0.5], [190, 0.6]], 'the seed band spans the grid points, then the final score at the cap (the run ended at 180 of 190)');
-    // Ended early (the proposer exhausted: more than a weight step unspent): its band stops where it ended.
-    const early = { ...recorded, input: { weight: { promptsPerStep: 2, samplesPerPrompt: 4 } }, budget: { ...recorded.budget!, spentRollouts: 180, unspentRollouts: 10 } };
-    const earlySpec = plotSpec('math', [early]) as { layer: Array<{ data: { values: Array<Record<string, unknown>> } }> };
-    assert.deepEqual(earlySpec.layer[1].data.values.map((v) => v.x), [50, 100, 150], 'unspent 10 > a step of 2 x 4 rollouts: no point at the cap');
+    assert.deepEqual(spec.layer[1].data.values.map((v) => [v.x, v.meanAt8]), [[50, 0.3], [100, 0.3], [150, 0.5]], 'the seed band spans the grid points');
+    // A run that ended less than a weight step short of its cap adds its final score at the cap; one that ended
+    // early (the proposer exhausted: more than a weight step unspent) keeps its band where it ended.
+    const bandX = (promptsPerStep: number) => {
+      const input = { version: 1, method: 'whale-fixed', domain: 'math', weight: { promptsPerStep, samplesPerPrompt: 4 } };
+      const p = plotSpec('math', [{ ...recorded, input }]) as { layer: Array<{ data: { values: Array<Record<string, unknown>> } }> };
+      return p.layer[1].data.values.map((v) => [v.x, v.meanAt8]);
+    };
+    assert.deepEqual(bandX(4), [[50, 0.3], [100, 0.3], [150, 0.5], [190, 0.6]], 'ended at 180 of 190, a step is 4 x 4: its final at the cap');
+    assert.deepEqual(bandX(2), [[50, 0.3], [100, 0.3], [150, 0.5]], 'unspent 10 > a step of 2 x 4 rollouts: no point at the cap');
     assert.deepEqual(spec.layer[3].data.values.map((v) => [v.gridPoint, v.rollouts, v.meanAt8]), [[50, 60, 0.3], [100, 100, 0.3], [150, 160, 0.5]]);
     assert.deepEqual((plotSpec('math', [older]) as { layer: Array<{ mark: { type: string } }> }).layer.map((l) => l.mark.type), ['area', 'line'], 'no grid: no grid marks, the band over the curve');
 
