@@ -22,9 +22,7 @@ if [ "${#files[@]}" -eq 0 ]; then echo "no test files found" >&2; exit 1; fi
 # Serial group: the sandbox's wall-time, CPU-time and memory limits and a worker's stop time after SIGTERM
 # are asserted in seconds, so these run alone. (The model tests' "timers keep firing" checks ask for 5 ticks
 # and their kills wait for a step to begin: they hold under load and run in the concurrent group.)
-# tests/workflows/control.test.ts races a stop update against scripted steps that finish at once (under load
-# the run can end first: "workflow execution already completed"); alone until the test holds a step there.
-SERIAL_PREFIXES=(tests/sandbox/ tests/faults/graceful-shutdown.test.ts tests/workflows/control.test.ts)
+SERIAL_PREFIXES=(tests/sandbox/ tests/faults/graceful-shutdown.test.ts)
 # Concurrent group, started longest first so that no long file starts last (by their wall time in a clean-clone
 # CI run on a 2-core machine; files not named here follow in path order). Every file of this group has its own dev
 # server or none, ports the OS says are free, its own temp folders, and workflow ids on its own server only,

@@ -27,12 +27,16 @@ before(async () => {
 });
 after(async () => cluster?.teardown());
 
+// The fine-tune step's heartbeat timeout is short so that the server shows its heartbeats often: the SDK sends
+// them at most every 0.8 x the timeout, and the step (33 minibatches of one trajectory) can take under 16 s,
+// so with 20 s the server could show none before the step ends. The worker re-sends its latest beat every
+// second while a minibatch runs, so 4 s does not time out a working step.
 const config = () => ({
   version: 1, method: 'weights-only', domain: 'math', seed: 11,
   weight: { promptsPerStep: 48, samplesPerPrompt: 8, minibatchSize: 1, learningRate: 1e-4, deterministic: true },
   budget: { totalWeightSteps: 1 },
   test: { everyEpochs: 1, samplesPerTask: 1, taskLimit: 4 },
-  execution: { fineTune: { heartbeatTimeout: '20s' }, rollout: { heartbeatTimeout: '20s' }, evaluate: { heartbeatTimeout: '20s' } },
+  execution: { fineTune: { heartbeatTimeout: '4s' }, rollout: { heartbeatTimeout: '20s' }, evaluate: { heartbeatTimeout: '20s' } },
 });
 
 /** The store holds only complete objects: no temp file, every object's bytes hash to its name, every name points at one. */
@@ -85,10 +89,15 @@ describe('SIGTERM to the model worker', () => {
 
     // 2. In the middle of a fine-tune step: it has heartbeated a partial checkpoint after at least one minibatch.
     // Two waits: the retried rollout batch runs first on one thread (minutes on a loaded machine), then the
-    // step's minibatch heartbeats (the SDK sends one at once and later ones at most every 16 s here).
+    // step's minibatch heartbeats (the server sees them at most every 3.2 s here).
     await waitFor('the fine-tune step to start (after the retried rollout batch)', async () => ((await pending('fineTuneStep')) ? true : undefined), 900_000);
     await waitFor('a fine-tune step with a partial checkpoint heartbeated', async () => {
-      const hb = (await pending('fineTuneStep'))?.heartbeat as { kind?: string; minibatch?: number } | undefined;
+      const step = await pending('fineTuneStep');
+      // Gone from the pending list: it ended (or a describe failed; the next poll tells which).
+      if (!step && (await activityResults<FineTuneStepResult>(cluster.client, id, 'fineTuneStep').catch(() => [])).length > 0) {
+        assert.fail('the fine-tune step finished before the server showed a heartbeat with a partial checkpoint (a shorter heartbeat timeout shows them sooner)');
+      }
+      const hb = step?.heartbeat as { kind?: string; minibatch?: number } | undefined;
       return hb?.kind === 'fine-tune' && (hb.minibatch ?? 0) >= 1 ? true : undefined;
     }, 300_000);
     const fineTune = await terminate(cluster.workers.get('model')!);

@@ -20,10 +20,12 @@ describe('messages', () => {
   it('pauses, takes a validated policy update, resumes and stops gracefully', async () => {
     const q = 'messages';
     const atStep2 = gate();
+    // Step 3 is held until the stop update is in: scripted steps finish at once, so the run could end first.
+    const atStep3 = gate();
     const s = scriptedActivities({
       splitSizes: { weight: 100, harness: 4, test: 4 }, rewards: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
       testScores: [0.1, 0.2], candidateScores: {},
-      onRolloutBatch: async (step) => (step === 2 ? atStep2.wait() : undefined),
+      onRolloutBatch: async (step) => (step === 2 ? atStep2.wait() : step === 3 ? atStep3.wait() : undefined),
     });
     const worker = await createTestWorker(env, q, s.activities);
     const config = testConfig(q, { method: 'whale-fixed', switching: { kind: 'fixed', weightEpochs: 5, harnessRounds: 3 }, budget: { totalWeightSteps: 6 } });
@@ -46,13 +48,14 @@ describe('messages', () => {
       assert.equal(status?.policyChanges.length, 1);
 
       await handle.signal(resumeRunSignal);
-      await waitFor('step 3 after resume', async () => (s.calls.some((c) => c.detail.startsWith('step 3')) ? true : undefined));
+      await atStep3.reached;
       const stop = await handle.executeUpdate(stopRunUpdate, { args: [{ mode: 'finish-step' }] });
       assert.deepEqual(stop, { stop: 'finish-step' });
+      atStep3.open();
       return handle.result() as Promise<RunSummary>;
     });
     assert.equal(summary.stoppedEarly, true);
-    assert.ok(summary.weightStepsDone >= 3 && summary.weightStepsDone < 6, `stopped after step ${summary.weightStepsDone}`);
+    assert.equal(summary.weightStepsDone, 3, 'finish-step stops after the step in flight (step 3)');
     assert.equal(summary.phases.at(-1)?.rule, 'stopped on request');
     assert.deepEqual(s.calls.filter((c) => c.activity === 'evaluateTest').map((c) => c.detail), ['initial', 'final'], JSON.stringify(summary.phases));
     await maybeRecordHistory(env.client, 'messages-1', 'messages');
