@@ -10,12 +10,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { modelConfig } from '../../model/config';
 import { initParams } from '../../model/checkpoints/init-params';
 import { OrtSampler } from '../../model/sampling/sampler';
 import { Xoshiro128 } from '../../common/xoshiro';
+import { writeFileAtomic } from '../../store/artifact-store';
 import type { GenerateRequest, GenerateResult } from '../../model/backend';
 
 // Recorded with K stored like V and q.K^T as a transposed-B FusedMatMul (tokens as before it on this workload).
@@ -78,9 +79,7 @@ void test('sampled tokens for fixed seeds equal the committed ones (2 threads, 2
   }
   assert.equal(runs[1].logprobHash, runs[0].logprobHash, 'log-probabilities differ (in some bit) between thread counts and wave sizes on this machine');
   if (process.env.WHALE_RECORD_SAMPLER === '1') {
-    const tmp = `${LOGPROBS_FILE}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(runs[0].logprobs.map((x) => Number(x.toFixed(7))))}\n`);
-    renameSync(tmp, LOGPROBS_FILE);
+    await writeFileAtomic(LOGPROBS_FILE, `${JSON.stringify(runs[0].logprobs.map((x) => Number(x.toFixed(7))))}\n`);
     console.log(`[sampler-equivalence] recorded ${runs[0].logprobs.length} log-probabilities in ${LOGPROBS_FILE}; tokenHash ${runs[0].tokenHash}, tokens ${runs[0].tokens}`);
     return;
   }
